@@ -1,0 +1,54 @@
+#pragma once
+// The run configuration: a JSON file, then --plugin flags, then --set
+// overrides, validated against the top-level schema and every plugin's schema.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skein/json.hpp"
+
+#include "skein/core/plugin_registry.hpp"
+#include "skein/options.hpp"
+
+namespace skein::core {
+
+struct ConfigSources {
+  std::string config_path;           // may be empty: defaults + flags only
+  std::vector<std::string> plugins;  // NAME[:key=value,...] or PATH.so[:key=value,...]
+  std::vector<std::string> sets;     // dotted.key=VALUE
+};
+
+// One activated plugin with its validated options.
+struct PluginUse {
+  const PluginRecord* record = nullptr;
+  nlohmann::json options;  // validated, defaults filled
+  std::string where;       // config location, e.g. "model" or "callbacks[1]"
+  SKEIN_EXPORT Options make_options() const;
+};
+
+struct RunConfig {
+  nlohmann::json resolved;  // what goes to <run_dir>/config.json
+  std::int64_t batch_size = 64;
+  std::int64_t max_epochs = 10;
+  std::uint64_t seed = 0;
+  double valid_split = 0.1;
+  nlohmann::json optimizer;  // validated, with "name"
+  PluginUse model, data, history, parallel;
+  std::vector<PluginUse> callbacks;
+};
+
+// Parses a JSON config file; errors name the file (and line/column).
+SKEIN_EXPORT nlohmann::json read_config_file(const std::string& path);
+// Applies one dotted.key=VALUE (VALUE is JSON, or else a plain string).
+SKEIN_EXPORT void apply_set(nlohmann::json& config, const std::string& assignment);
+// Applies one --plugin spec (loading the file when it names one).
+SKEIN_EXPORT void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
+                       std::vector<std::string>& single_slots_taken);
+// Reads, merges and validates everything. Throws ConfigError / PluginError.
+SKEIN_EXPORT RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry);
+
+// Top-level keys and the optimizer's per-name options (for docs and errors).
+SKEIN_EXPORT const std::vector<OptionSpec>& top_level_schema();
+SKEIN_EXPORT const std::vector<OptionSpec>& optimizer_schema(const std::string& name);
+
+}  // namespace skein::core

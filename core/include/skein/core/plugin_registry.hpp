@@ -1,0 +1,85 @@
+#pragma once
+// Finds plugin libraries, checks their declared metadata, and creates objects.
+// Libraries are never unloaded: every object a plugin creates holds its
+// library, and the registry keeps a process-wide reference too (libtorch's
+// static registrations make unloading unsafe anyway).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skein/plugin.hpp"
+
+namespace boost::dll {
+class shared_library;
+}
+
+namespace skein::core {
+
+struct PluginRecord {
+  std::string path;
+  std::string name;
+  std::string version;
+  std::string description;
+  PluginKind kind{};
+  std::vector<OptionSpec> options;  // points into the library's constant data
+  CreateFn create = nullptr;
+  std::shared_ptr<boost::dll::shared_library> library;
+};
+
+// A file that was found but could not be used, and why.
+struct PluginProblem {
+  std::string path;
+  std::string message;
+};
+
+class SKEIN_EXPORT PluginRegistry {
+ public:
+  PluginRegistry();
+  ~PluginRegistry();
+
+  // When set, every discovery decision is printed to stderr (SKEIN_DEBUG_PLUGINS=1).
+  void set_debug(bool on) { debug_ = on; }
+
+  // Scans a directory for *.so files. Bad files become problems(), never errors.
+  void scan_directory(const std::string& dir);
+  // Loads one file named explicitly; throws PluginError when it is not usable.
+  // An explicit file wins over a discovered plugin of the same name.
+  const PluginRecord& load_file(const std::string& path);
+
+  // Looks a plugin up by name; throws ConfigError (unknown, with suggestion)
+  // or PluginError (ambiguous: two files declare the name).
+  const PluginRecord& require(const std::string& name) const;
+  const PluginRecord* find(const std::string& name) const;
+
+  std::vector<const PluginRecord*> plugins() const;
+  const std::vector<PluginProblem>& problems() const { return problems_; }
+
+  // Creates an object of the plugin's kind; the object keeps its library alive.
+  template <class Interface>
+  std::shared_ptr<Interface> create(const PluginRecord& rec, const PluginArgs& args) const {
+    void* raw = create_raw(rec, args, kind_of<Interface>::value);
+    auto library = rec.library;
+    return std::shared_ptr<Interface>(static_cast<Interface*>(raw),
+                                      [library](Interface* p) { delete p; });
+  }
+
+ private:
+  void* create_raw(const PluginRecord& rec, const PluginArgs& args, PluginKind expected) const;
+  PluginRecord inspect(const std::string& path) const;  // throws PluginError
+  void add(PluginRecord rec, bool explicit_file);
+  void debug(const std::string& msg) const;
+
+  std::map<std::string, PluginRecord> by_name_;
+  std::map<std::string, std::vector<std::string>> duplicates_;  // name -> all files
+  std::map<std::string, bool> explicit_;                        // name -> loaded explicitly
+  std::vector<std::string> seen_paths_;
+  std::vector<PluginProblem> problems_;
+  bool debug_ = false;
+};
+
+// The directories scanned by default: <prefix>/lib/skein/plugins next to the
+// running executable, then every entry of SKEIN_PLUGIN_PATH.
+SKEIN_EXPORT std::vector<std::string> default_plugin_dirs();
+
+}  // namespace skein::core

@@ -1,0 +1,39 @@
+#pragma once
+// `skein train` and `skein plugins` as library calls (no torch in this header,
+// so the launcher compiles fast).
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "skein/core/config.hpp"
+
+namespace skein::core {
+
+struct TrainRequest {
+  ConfigSources sources;
+  std::string run_dir;                   // empty: a new folder under runs/
+  std::vector<std::string> plugin_dirs;  // scanned after the default ones
+};
+
+struct TrainOutcome {
+  std::string run_dir;
+  long epochs = 0;
+  std::string stop_reason;
+  std::optional<double> test_accuracy;
+  std::optional<double> test_loss;
+};
+
+// Loads plugins, resolves the config, trains, and writes the run directory
+// (config.json, history.json, train.log, results.json).
+SKEIN_EXPORT TrainOutcome run_training(const TrainRequest& request);
+
+// A registry filled from the default plugin directories, then `extra_dirs`.
+// SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
+SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
+
+// Picks a fresh run directory under `parent` named after the config file.
+SKEIN_EXPORT std::string new_run_dir(const std::string& parent, const std::string& config_path);
+
+}  // namespace skein::core

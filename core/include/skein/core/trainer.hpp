@@ -1,0 +1,79 @@
+#pragma once
+// The training loop: builds every plugin of a RunConfig and runs the epochs.
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <torch/optim/optimizer.h>
+
+#include "skein/callback.hpp"
+#include "skein/context.hpp"
+#include "skein/core/config.hpp"
+#include "skein/core/plugin_registry.hpp"
+#include "skein/dataset.hpp"
+#include "skein/history_backend.hpp"
+#include "skein/parallel.hpp"
+
+namespace skein::core {
+
+// Loss and accuracy summed over every rank's share of a split.
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+  std::int64_t samples = 0;
+};
+
+class SKEIN_EXPORT Trainer final : public TrainContext {
+ public:
+  // `log` receives the run's log lines (pass a null stream on non-main ranks).
+  Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run, std::ostream& log);
+  ~Trainer() override;
+
+  // Runs all epochs (or until a stop is agreed). Returns the epochs run.
+  long fit();
+  // Evaluates the dataset's test split; nullopt when it has none.
+  std::optional<EvalResult> test();
+  const std::string& stop_reason() const { return stop_reason_; }
+
+  // TrainContext
+  const RunInfo& run() const override { return run_; }
+  History& history() override { return history_; }
+  Model& model_base() override { return *model_; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  Parallel& parallel() override { return *parallel_; }
+  long epoch() const override { return epoch_; }
+  void request_stop(const std::string& reason) override;
+  bool stop_requested() const override { return stop_; }
+  std::ostream& log() override { return log_; }
+
+ private:
+  void train_epoch();
+  EvalResult evaluate(const TensorSplit& split, bool record);
+  void summarize_epoch(double seconds);
+  bool agree_on_stop();
+
+  RunConfig config_;
+  RunInfo run_;
+  std::ostream& log_;
+  std::shared_ptr<Dataset> data_;
+  std::shared_ptr<Model> model_;
+  std::shared_ptr<Parallel> parallel_;
+  std::shared_ptr<HistoryBackend> backend_;
+  std::vector<std::shared_ptr<Callback>> callbacks_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  History history_;
+  TensorSplit train_, valid_;
+  std::optional<TensorSplit> test_;
+  long epoch_ = 0;
+  bool stop_ = false;
+  std::string stop_reason_;
+  // Interned BatchLog keys.
+  int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
+};
+
+SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> make_optimizer(const nlohmann::json& spec,
+                                                        std::vector<torch::Tensor> params);
+
+}  // namespace skein::core

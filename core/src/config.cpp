@@ -1,0 +1,313 @@
+#include "skein/core/config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "skein/core/option_schema.hpp"
+#include "skein/core/suggest.hpp"
+#include "skein/errors.hpp"
+
+namespace skein::core {
+
+namespace {
+
+// Kind of plugin each single slot holds.
+struct Slot {
+  const char* key;
+  PluginKind kind;
+};
+constexpr Slot kSlots[] = {{"model", PluginKind::model},
+                           {"data", PluginKind::dataset},
+                           {"history", PluginKind::history},
+                           {"parallel", PluginKind::parallel}};
+
+const char* slot_for(PluginKind kind) {
+  for (const auto& s : kSlots)
+    if (s.kind == kind) return s.key;
+  return nullptr;  // callbacks
+}
+
+nlohmann::json parse_value(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return text;  // a bare word is a string
+  }
+}
+
+// Splits "a=1,b=[1,2],c=x" at commas outside brackets and quotes.
+std::vector<std::string> split_top_level(const std::string& s) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  bool quoted = false;
+  for (char c : s) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && (c == '[' || c == '{')) ++depth;
+    if (!quoted && (c == ']' || c == '}')) --depth;
+    if (c == ',' && depth == 0 && !quoted) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  return parts;
+}
+
+bool looks_like_path(const std::string& name) {
+  return name.find('/') != std::string::npos ||
+         (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
+}
+
+const nlohmann::json kDefaultCallbacks = nlohmann::json::array({{{"plugin", "print_log"}}});
+
+}  // namespace
+
+Options PluginUse::make_options() const {
+  return Options(where + " (plugin '" + record->name + "')", options);
+}
+
+const std::vector<OptionSpec>& top_level_schema() {
+  static const std::vector<OptionSpec> schema = {
+      {"model", OptionType::object, nullptr, "Model plugin and its options: {\"plugin\": NAME, ...}"},
+      {"data", OptionType::object, nullptr, "Dataset plugin and its options"},
+      {"history", OptionType::object, R"({"plugin": "local"})", "History backend plugin"},
+      {"parallel", OptionType::object, R"({"plugin": "none"})", "Parallel wrapper plugin"},
+      {"callbacks", OptionType::list, R"([{"plugin": "print_log"}])", "Callback plugins, in order"},
+      {"optimizer", OptionType::object, R"({"name": "sgd"})", "sgd, adam or adamw and their options"},
+      {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
+      {"max_epochs", OptionType::integer, "10", "Epochs to train"},
+      {"seed", OptionType::integer, "0", "Seed of every random choice"},
+      {"valid_split", OptionType::number, "0.1", "Fraction of train held out for validation"},
+      {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
+  };
+  return schema;
+}
+
+const std::vector<OptionSpec>& optimizer_schema(const std::string& name) {
+  static const std::vector<OptionSpec> sgd = {
+      {"lr", OptionType::number, "0.01", "Learning rate"},
+      {"momentum", OptionType::number, "0", "Momentum factor"},
+      {"dampening", OptionType::number, "0", "Dampening for momentum"},
+      {"nesterov", OptionType::boolean, "false", "Nesterov momentum"},
+      {"weight_decay", OptionType::number, "0", "L2 penalty"},
+  };
+  static const std::vector<OptionSpec> adam = {
+      {"lr", OptionType::number, "0.001", "Learning rate"},
+      {"betas", OptionType::number_list, "[0.9, 0.999]", "Coefficients of the running averages"},
+      {"eps", OptionType::number, "1e-8", "Term added to the denominator"},
+      {"weight_decay", OptionType::number, "0", "L2 penalty (adamw: decoupled decay)"},
+      {"amsgrad", OptionType::boolean, "false", "AMSGrad variant"},
+  };
+  static const std::vector<OptionSpec> adamw = [] {
+    auto s = adam;
+    s[3].default_json = "0.01";
+    return s;
+  }();
+  if (name == "sgd") return sgd;
+  if (name == "adam") return adam;
+  if (name == "adamw") return adamw;
+  throw ConfigError("optimizer.name: unknown optimizer '" + name + "'" +
+                    did_you_mean(name, {"sgd", "adam", "adamw"}) + "; use sgd, adam or adamw");
+}
+
+nlohmann::json read_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot read config file '" + path + "'");
+  try {
+    auto j = nlohmann::json::parse(in);
+    if (!j.is_object()) throw ConfigError(path + ": the config must be a JSON object");
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message already says "at line L, column C".
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw ConfigError(path + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  }
+}
+
+void apply_set(nlohmann::json& config, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set '" + assignment + "': expected dotted.key=VALUE");
+  std::string path = assignment.substr(0, eq);
+  nlohmann::json value = parse_value(assignment.substr(eq + 1));
+
+  nlohmann::json* node = &config;
+  std::stringstream ss(path);
+  std::string segment, walked;
+  std::vector<std::string> segments;
+  while (std::getline(ss, segment, '.')) segments.push_back(segment);
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const auto& seg = segments[i];
+    if (seg.empty()) throw ConfigError("--set '" + assignment + "': empty key in '" + path + "'");
+    walked += (walked.empty() ? "" : ".") + seg;
+    bool last = i + 1 == segments.size();
+    if (node->is_array()) {
+      std::size_t idx = 0;
+      try {
+        std::size_t used = 0;
+        idx = std::stoul(seg, &used);
+        if (used != seg.size()) throw std::invalid_argument(seg);
+      } catch (const std::exception&) {
+        throw ConfigError("--set " + path + ": '" + walked + "' indexes a list; use a number");
+      }
+      if (idx >= node->size())
+        throw ConfigError("--set " + path + ": index " + seg + " is out of range (the list has " +
+                          std::to_string(node->size()) + " entries)");
+      node = &(*node)[idx];
+    } else {
+      if (node->is_null()) *node = nlohmann::json::object();
+      if (!node->is_object())
+        throw ConfigError("--set " + path + ": '" + walked + "' is inside a " + node->type_name() +
+                          ", not an object");
+      node = &(*node)[seg];
+    }
+    if (last) *node = value;
+  }
+}
+
+void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
+                       std::vector<std::string>& single_slots_taken) {
+  // NAME or PATH, then options after the first ':'.
+  std::string target = spec, rest;
+  auto colon = spec.find(':');
+  if (colon != std::string::npos) {
+    target = spec.substr(0, colon);
+    rest = spec.substr(colon + 1);
+  }
+  if (target.empty()) throw ConfigError("--plugin '" + spec + "': missing plugin name");
+  const PluginRecord& rec = looks_like_path(target) ? registry.load_file(target) : registry.require(target);
+
+  nlohmann::json options = nlohmann::json::object();
+  for (const auto& kv : split_top_level(rest)) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--plugin '" + spec + "': expected key=value, got '" + kv + "'");
+    options[kv.substr(0, eq)] = parse_value(kv.substr(eq + 1));
+  }
+
+  if (const char* slot = slot_for(rec.kind)) {
+    for (const auto& taken : single_slots_taken) {
+      auto sep = taken.find('=');
+      if (taken.substr(0, sep) == slot)
+        throw ConfigError("two " + std::string(to_string(rec.kind)) + " plugins given: '" +
+                          taken.substr(sep + 1) + "' and '" + rec.name + "'; a run has one " + slot);
+    }
+    single_slots_taken.push_back(std::string(slot) + "=" + rec.name);
+    options["plugin"] = rec.name;
+    config[slot] = options;  // the flag replaces the config file's choice
+    return;
+  }
+  if (!config.contains("callbacks")) config["callbacks"] = kDefaultCallbacks;
+  auto& callbacks = config["callbacks"];
+  if (!callbacks.is_array()) throw ConfigError("callbacks: expected a list");
+  for (auto& cb : callbacks) {
+    if (cb.is_object() && cb.value("plugin", "") == rec.name) {
+      for (auto it = options.begin(); it != options.end(); ++it) cb[it.key()] = it.value();
+      return;
+    }
+  }
+  options["plugin"] = rec.name;
+  callbacks.push_back(options);
+}
+
+namespace {
+
+PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, PluginKind kind,
+                         PluginRegistry& registry) {
+  if (!entry.is_object()) throw ConfigError(where + ": expected an object with a \"plugin\" key");
+  auto it = entry.find("plugin");
+  if (it == entry.end() || !it->is_string())
+    throw ConfigError(where + ".plugin: missing (name of a " + std::string(to_string(kind)) +
+                      " plugin)");
+  std::string name = it->get<std::string>();
+  const PluginRecord& rec = looks_like_path(name) ? registry.load_file(name) : registry.require(name);
+  if (rec.kind != kind)
+    throw ConfigError(where + ".plugin: '" + rec.name + "' is a " + to_string(rec.kind) +
+                      " plugin, not a " + to_string(kind) + " plugin");
+  PluginUse use;
+  use.record = &rec;
+  use.where = where;
+  use.options = validate_options(rec.options, entry, where, {"plugin"});
+  return use;
+}
+
+std::int64_t positive(const nlohmann::json& cfg, const char* key) {
+  auto v = cfg[key].get<std::int64_t>();
+  if (v <= 0) throw ConfigError(std::string(key) + ": must be positive, got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry) {
+  nlohmann::json raw = nlohmann::json::object();
+  if (!sources.config_path.empty()) raw = read_config_file(sources.config_path);
+  std::vector<std::string> taken;
+  for (const auto& spec : sources.plugins) apply_plugin_flag(raw, spec, registry, taken);
+  for (const auto& set : sources.sets) apply_set(raw, set);
+
+  const std::string prefix = sources.config_path.empty() ? "" : sources.config_path + ": ";
+  try {
+    RunConfig rc;
+    nlohmann::json cfg = validate_options(top_level_schema(), raw, "config");
+    // Keys read better without the "config." prefix the validator adds.
+    rc.batch_size = positive(cfg, "batch_size");
+    rc.max_epochs = positive(cfg, "max_epochs");
+    auto seed = cfg["seed"].get<std::int64_t>();
+    if (seed < 0) throw ConfigError("seed: must be >= 0, got " + std::to_string(seed));
+    rc.seed = static_cast<std::uint64_t>(seed);
+    rc.valid_split = cfg["valid_split"].get<double>();
+    if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
+      throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
+
+    const auto& opt = cfg["optimizer"];
+    std::string opt_name = opt.value("name", "sgd");
+    rc.optimizer = validate_options(optimizer_schema(opt_name), opt, "optimizer", {"name"});
+    rc.optimizer["name"] = opt_name;
+    for (const char* k : {"lr", "eps", "weight_decay", "momentum"}) {
+      if (rc.optimizer.contains(k) && !std::isfinite(rc.optimizer[k].get<double>()))
+        throw ConfigError(std::string("optimizer.") + k + ": must be finite");
+    }
+    if (rc.optimizer["lr"].get<double>() <= 0)
+      throw ConfigError("optimizer.lr: must be positive, got " + rc.optimizer["lr"].dump());
+    cfg["optimizer"] = rc.optimizer;
+
+    rc.model = resolve_plugin(cfg["model"], "model", PluginKind::model, registry);
+    rc.data = resolve_plugin(cfg["data"], "data", PluginKind::dataset, registry);
+    rc.history = resolve_plugin(cfg["history"], "history", PluginKind::history, registry);
+    rc.parallel = resolve_plugin(cfg["parallel"], "parallel", PluginKind::parallel, registry);
+    const auto& cbs = cfg["callbacks"];
+    for (std::size_t i = 0; i < cbs.size(); ++i)
+      rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]",
+                                            PluginKind::callback, registry));
+
+    // The resolved config: every option explicit, plus the plugin versions used.
+    nlohmann::json versions = nlohmann::json::object();
+    auto put = [&](nlohmann::json& slot, const PluginUse& use) {
+      slot = use.options;
+      slot["plugin"] = use.record->name;
+      versions[use.record->name] = {{"kind", to_string(use.record->kind)},
+                                    {"version", use.record->version},
+                                    {"path", use.record->path}};
+    };
+    put(cfg["model"], rc.model);
+    put(cfg["data"], rc.data);
+    put(cfg["history"], rc.history);
+    put(cfg["parallel"], rc.parallel);
+    for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg["callbacks"][i], rc.callbacks[i]);
+    cfg["plugin_versions"] = versions;
+    rc.resolved = cfg;
+    return rc;
+  } catch (const ConfigError& e) {
+    std::string msg = e.what();
+    if (msg.rfind("config.", 0) == 0) msg = msg.substr(7);
+    throw ConfigError(prefix + msg);
+  }
+}
+
+}  // namespace skein::core

@@ -1,0 +1,68 @@
+#include "skein/core/option_schema.hpp"
+
+#include <algorithm>
+
+#include "skein/core/suggest.hpp"
+#include "skein/errors.hpp"
+
+namespace skein::core {
+
+namespace {
+bool all_of(const nlohmann::json& v, bool (*pred)(const nlohmann::json&)) {
+  return v.is_array() && std::all_of(v.begin(), v.end(), pred);
+}
+}  // namespace
+
+bool matches_type(OptionType type, const nlohmann::json& v) {
+  switch (type) {
+    case OptionType::boolean: return v.is_boolean();
+    case OptionType::integer: return v.is_number_integer();
+    case OptionType::number: return v.is_number();
+    case OptionType::string: return v.is_string();
+    case OptionType::int_list:
+      return all_of(v, [](const nlohmann::json& e) { return e.is_number_integer(); });
+    case OptionType::number_list:
+      return all_of(v, [](const nlohmann::json& e) { return e.is_number(); });
+    case OptionType::string_list:
+      return all_of(v, [](const nlohmann::json& e) { return e.is_string(); });
+    case OptionType::object: return v.is_object();
+    case OptionType::list: return v.is_array();
+  }
+  return false;
+}
+
+nlohmann::json validate_options(const std::vector<OptionSpec>& schema, const nlohmann::json& given,
+                                const std::string& where, const std::vector<std::string>& ignore) {
+  if (!given.is_object()) throw ConfigError(where + ": expected an object, got " + given.dump());
+  std::vector<std::string> names;
+  for (const auto& spec : schema) names.push_back(spec.name);
+
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = given.begin(); it != given.end(); ++it) {
+    if (std::find(ignore.begin(), ignore.end(), it.key()) != ignore.end()) continue;
+    auto spec = std::find_if(schema.begin(), schema.end(),
+                             [&](const OptionSpec& s) { return it.key() == s.name; });
+    if (spec == schema.end())
+      throw ConfigError(where + "." + it.key() + ": unknown key" + did_you_mean(it.key(), names));
+    // An int is a fine number; a whole-valued float is not an int.
+    if (!matches_type(spec->type, it.value()))
+      throw ConfigError(where + "." + it.key() + ": expected " + to_string(spec->type) + ", got " +
+                        it.value().dump());
+    out[it.key()] = it.value();
+  }
+  for (const auto& spec : schema) {
+    if (out.contains(spec.name)) continue;
+    if (!spec.default_json)
+      throw ConfigError(where + "." + spec.name + ": required option is missing (" +
+                        to_string(spec.type) + ": " + (spec.doc ? spec.doc : "") + ")");
+    try {
+      out[spec.name] = nlohmann::json::parse(spec.default_json);
+    } catch (const nlohmann::json::exception&) {
+      throw PluginError(where + "." + spec.name + ": the plugin's default '" + spec.default_json +
+                        "' is not valid JSON");
+    }
+  }
+  return out;
+}
+
+}  // namespace skein::core

@@ -1,0 +1,237 @@
+#include "skein/core/plugin_registry.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <boost/filesystem.hpp>
+
+#include "skein/core/suggest.hpp"
+#include "skein/errors.hpp"
+#include "skein/version.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace skein::core {
+
+namespace {
+
+// Libraries stay loaded for the life of the process, whatever happens to the
+// registry or the objects: deliberately never destroyed.
+std::vector<std::shared_ptr<boost::dll::shared_library>>& keep_alive() {
+  static auto* libraries = new std::vector<std::shared_ptr<boost::dll::shared_library>>();
+  return *libraries;
+}
+
+std::string version_string(std::uint32_t major, std::uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool valid_kind(PluginKind kind) {
+  auto k = static_cast<std::uint32_t>(kind);
+  return k >= static_cast<std::uint32_t>(PluginKind::callback) &&
+         k <= static_cast<std::uint32_t>(PluginKind::dataset);
+}
+
+// Minimum struct_size of an API 1.x PluginInfo: every field up to fingerprint.
+constexpr std::uint32_t kInfoSizeV1 = sizeof(PluginInfo);
+
+}  // namespace
+
+PluginRegistry::PluginRegistry() = default;
+PluginRegistry::~PluginRegistry() = default;
+
+void PluginRegistry::debug(const std::string& msg) const {
+  if (debug_) std::cerr << "skein: plugins: " << msg << '\n';
+}
+
+PluginRecord PluginRegistry::inspect(const std::string& path) const {
+  auto library = std::make_shared<boost::dll::shared_library>();
+  boost::system::error_code ec;
+  library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec || !library->is_loaded()) {
+    std::string why = ec ? ec.message() : "unknown error";
+    throw PluginError("cannot load plugin file '" + path + "': " + why);
+  }
+  keep_alive().push_back(library);
+
+  if (!library->has(SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL)))
+    throw PluginError("'" + path + "' is not a Skein plugin (no symbol " +
+                      SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL) + ")");
+  const auto& info = library->get<const PluginInfo>(SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL));
+  if (info.magic != kPluginMagic)
+    throw PluginError("'" + path + "' is not a Skein plugin (bad magic in " +
+                      SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL) + ")");
+  if (info.api_major != SKEIN_API_MAJOR || info.api_minor > SKEIN_API_MINOR)
+    throw PluginError("Wrong API version on plugin '" + path + "': got " +
+                      version_string(info.api_major, info.api_minor) + ", host supports " +
+                      version_string(SKEIN_API_MAJOR, SKEIN_API_MINOR));
+  if (info.struct_size < kInfoSizeV1)
+    throw PluginError("'" + path + "': plugin info is too small (" +
+                      std::to_string(info.struct_size) + " bytes, expected at least " +
+                      std::to_string(kInfoSizeV1) + ")");
+  std::string name = info.name ? info.name : "";
+  if (name.empty()) throw PluginError("'" + path + "': plugin declares no name");
+  if (!valid_kind(info.kind))
+    throw PluginError("plugin '" + name + "' (" + path + ") declares an unknown kind " +
+                      std::to_string(static_cast<std::uint32_t>(info.kind)));
+  std::string fingerprint = info.fingerprint ? info.fingerprint : "";
+  if (fingerprint != host_fingerprint())
+    throw PluginError("plugin '" + name + "' (" + path + ") was built with '" + fingerprint +
+                      "', host expects '" + host_fingerprint() + "'");
+  if (!library->has(SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL)))
+    throw PluginError("plugin '" + name + "' (" + path + ") has no entry point " +
+                      SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL));
+
+  PluginRecord rec;
+  rec.path = path;
+  rec.name = name;
+  rec.version = info.version ? info.version : "";
+  rec.description = info.description ? info.description : "";
+  rec.kind = info.kind;
+  for (std::uint32_t i = 0; i < info.option_count; ++i) {
+    const OptionSpec& spec = info.options[i];
+    if (!spec.name) throw PluginError("plugin '" + name + "' (" + path + "): option without a name");
+    rec.options.push_back(spec);
+  }
+  rec.create = library->get<void*(const PluginArgs*)>(SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL));
+  rec.library = std::move(library);
+  return rec;
+}
+
+void PluginRegistry::add(PluginRecord rec, bool explicit_file) {
+  const std::string name = rec.name;
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) {
+    debug("registered '" + name + "' (" + to_string(rec.kind) + " " + rec.version + ") from " +
+          rec.path);
+    explicit_[name] = explicit_file;
+    by_name_.emplace(name, std::move(rec));
+    return;
+  }
+  if (explicit_file && !explicit_[name]) {
+    debug("'" + name + "' from " + rec.path + " (explicit) replaces " + it->second.path);
+    duplicates_.erase(name);
+    explicit_[name] = true;
+    it->second = std::move(rec);
+    return;
+  }
+  if (!explicit_file && explicit_[name]) {
+    debug("ignored '" + name + "' in " + rec.path + ": loaded explicitly from " + it->second.path);
+    return;
+  }
+  auto& files = duplicates_[name];
+  if (files.empty()) files.push_back(it->second.path);
+  files.push_back(rec.path);
+  std::string msg = "duplicate plugin name '" + name + "' in " + it->second.path + " and " + rec.path;
+  debug(msg);
+  if (explicit_file) throw PluginError(msg);
+  problems_.push_back({rec.path, msg});
+}
+
+void PluginRegistry::scan_directory(const std::string& dir) {
+  boost::system::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    debug("skipped " + dir + ": not a directory");
+    return;
+  }
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".so" && fs::is_regular_file(p)) files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  debug("scanning " + dir + " (" + std::to_string(files.size()) + " .so files)");
+  for (const auto& p : files) {
+    std::string canonical = fs::weakly_canonical(p, ec).string();
+    if (std::find(seen_paths_.begin(), seen_paths_.end(), canonical) != seen_paths_.end()) continue;
+    seen_paths_.push_back(canonical);
+    try {
+      add(inspect(p.string()), false);
+    } catch (const PluginError& e) {
+      debug(std::string("rejected ") + p.string() + ": " + e.what());
+      problems_.push_back({p.string(), e.what()});
+    }
+  }
+}
+
+const PluginRecord& PluginRegistry::load_file(const std::string& path) {
+  boost::system::error_code ec;
+  if (!fs::exists(path, ec)) throw ConfigError("plugin file '" + path + "' does not exist");
+  std::string canonical = fs::weakly_canonical(path, ec).string();
+  for (const auto& [name, rec] : by_name_) {
+    if (fs::weakly_canonical(rec.path, ec).string() == canonical) {
+      explicit_[name] = true;
+      duplicates_.erase(name);
+      return rec;
+    }
+  }
+  PluginRecord rec = inspect(path);
+  std::string name = rec.name;
+  seen_paths_.push_back(canonical);
+  add(std::move(rec), true);
+  return by_name_.at(name);
+}
+
+const PluginRecord* PluginRegistry::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &it->second;
+}
+
+const PluginRecord& PluginRegistry::require(const std::string& name) const {
+  auto dup = duplicates_.find(name);
+  if (dup != duplicates_.end()) {
+    std::string files;
+    for (const auto& f : dup->second) files += (files.empty() ? "" : ", ") + f;
+    throw PluginError("plugin name '" + name + "' is declared by several files: " + files +
+                      " (remove one, or name the file with --plugin PATH)");
+  }
+  if (const auto* rec = find(name)) return *rec;
+  std::vector<std::string> names;
+  for (const auto& [n, r] : by_name_) names.push_back(n);
+  throw ConfigError("unknown plugin '" + name + "'" + did_you_mean(name, names) +
+                    "; 'skein plugins' lists the available ones");
+}
+
+std::vector<const PluginRecord*> PluginRegistry::plugins() const {
+  std::vector<const PluginRecord*> out;
+  for (const auto& [n, r] : by_name_) out.push_back(&r);
+  return out;
+}
+
+void* PluginRegistry::create_raw(const PluginRecord& rec, const PluginArgs& args,
+                                 PluginKind expected) const {
+  if (rec.kind != expected)
+    throw ConfigError("plugin '" + rec.name + "' is a " + to_string(rec.kind) + " plugin, not a " +
+                      to_string(expected) + " plugin");
+  try {
+    void* raw = rec.create(&args);
+    if (!raw) throw PluginError("plugin '" + rec.name + "': factory returned nothing");
+    return raw;
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const PluginError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A failure inside a plugin (bad data, say) is a run failure, not a loading problem.
+    throw std::runtime_error("plugin '" + rec.name + "': " + e.what());
+  }
+}
+
+std::vector<std::string> default_plugin_dirs() {
+  std::vector<std::string> dirs;
+  boost::system::error_code ec;
+  auto exe = boost::dll::program_location(ec);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / "lib" / "skein" / "plugins").string());
+  if (const char* env = std::getenv("SKEIN_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    std::string entry;
+    while (std::getline(ss, entry, ':'))
+      if (!entry.empty()) dirs.push_back(entry);
+  }
+  return dirs;
+}
+
+}  // namespace skein::core

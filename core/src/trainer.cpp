@@ -1,0 +1,248 @@
+#include "skein/core/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/data/samplers/distributed.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+namespace skein::core {
+
+namespace {
+
+bool lower_is_better(const std::string& key) {
+  return key.size() >= 4 && key.compare(key.size() - 4, 4, "loss") == 0;
+}
+
+// Splits `all` into (train, valid) by a permutation drawn from `seed` alone,
+// so the split does not depend on the world size or on other random draws.
+std::pair<TensorSplit, TensorSplit> split_valid(const TensorSplit& all, double fraction,
+                                                std::uint64_t seed) {
+  const std::int64_t n = all.size();
+  const auto n_valid = static_cast<std::int64_t>(std::floor(n * fraction));
+  if (n_valid == 0) return {all, TensorSplit{}};
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto perm = torch::randperm(n, gen, torch::kLong);
+  auto valid_idx = perm.slice(0, 0, n_valid);
+  auto train_idx = perm.slice(0, n_valid);
+  return {{all.inputs.index_select(0, train_idx), all.targets.index_select(0, train_idx)},
+          {all.inputs.index_select(0, valid_idx), all.targets.index_select(0, valid_idx)}};
+}
+
+void check_split(const TensorSplit& s, const std::string& what, const DataInfo& info) {
+  if (!s.inputs.defined() || !s.targets.defined())
+    throw std::runtime_error("dataset: " + what + " split is empty");
+  if (s.inputs.size(0) != s.targets.size(0))
+    throw std::runtime_error("dataset: " + what + " split has " + std::to_string(s.inputs.size(0)) +
+                             " inputs but " + std::to_string(s.targets.size(0)) + " targets");
+  if (s.targets.scalar_type() != torch::kLong)
+    throw std::runtime_error("dataset: " + what + " targets must be int64 class ids");
+  if (s.targets.numel() > 0 &&
+      (s.targets.min().item<std::int64_t>() < 0 ||
+       s.targets.max().item<std::int64_t>() >= info.num_classes))
+    throw std::runtime_error("dataset: " + what + " targets fall outside [0, " +
+                             std::to_string(info.num_classes) + ")");
+}
+
+}  // namespace
+
+Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run,
+                 std::ostream& log)
+    : config_(config), run_(std::move(run)), log_(log) {
+  run_.seed = config_.seed;
+  torch::manual_seed(config_.seed);
+
+  const Options data_opts = config_.data.make_options();
+  data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr});
+  const DataInfo info = data_->info();
+  TensorSplit all = data_->train();
+  check_split(all, "train", info);
+  std::tie(train_, valid_) = split_valid(all, config_.valid_split, config_.seed);
+  if (train_.size() < run_.world_size)
+    throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
+                      std::to_string(run_.world_size) + " ranks");
+  test_ = data_->test();
+  if (test_) check_split(*test_, "test", info);
+
+  // Model initialisation depends on the seed alone, not on what the dataset drew.
+  torch::manual_seed(config_.seed);
+  const Options model_opts = config_.model.make_options();
+  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &info});
+
+  const Options par_opts = config_.parallel.make_options();
+  parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr});
+  parallel_->prepare(*model_);
+  optimizer_ = make_optimizer(config_.optimizer, model_->parameters());
+
+  const Options hist_opts = config_.history.make_options();
+  backend_ = registry.create<HistoryBackend>(*config_.history.record,
+                                             PluginArgs{hist_opts, run_, nullptr});
+  for (const auto& use : config_.callbacks) {
+    const Options opts = use.make_options();
+    callbacks_.push_back(registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr}));
+  }
+
+  auto& b = history_.batches();
+  k_train_loss_ = b.key("train_loss");
+  k_train_size_ = b.key("train_batch_size");
+  k_valid_loss_ = b.key("valid_loss");
+  k_valid_acc_ = b.key("valid_acc");
+  k_valid_size_ = b.key("valid_batch_size");
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::request_stop(const std::string& reason) {
+  if (!stop_) stop_reason_ = reason;
+  stop_ = true;
+}
+
+void Trainer::train_epoch() {
+  model_->train();
+  torch::data::samplers::DistributedRandomSampler sampler(
+      static_cast<std::size_t>(train_.size()), run_.world_size, run_.rank);
+  sampler.set_epoch(config_.seed + static_cast<std::uint64_t>(epoch_));
+  sampler.reset();
+  auto& log = history_.batches();
+  long index = 0;
+  while (auto indices = sampler.next(static_cast<std::size_t>(config_.batch_size))) {
+    // size_t and int64 share a representation; the vector outlives the view.
+    auto idx = torch::from_blob(indices->data(), {static_cast<std::int64_t>(indices->size())},
+                                torch::kLong);
+    torch::Tensor x = train_.inputs.index_select(0, idx);
+    torch::Tensor y = train_.targets.index_select(0, idx);
+    Batch batch{x, y};
+    batch.index = index++;
+    for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
+
+    optimizer_->zero_grad();
+    batch.outputs = model_->forward(x);
+    batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
+    batch.loss.backward();
+    parallel_->finish_gradients();
+    for (auto& cb : callbacks_) cb->on_grad_computed(*this, batch);
+    optimizer_->step();
+
+    log.new_row();
+    log.put(k_train_loss_, batch.loss.item<double>());
+    log.put(k_train_size_, static_cast<double>(x.size(0)));
+    for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
+  }
+}
+
+EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  // Every sample exactly once over all ranks: contiguous shards, no padding.
+  const std::int64_t n = split.size();
+  const std::int64_t begin = n * run_.rank / run_.world_size;
+  const std::int64_t end = n * (run_.rank + 1) / run_.world_size;
+  std::vector<double> sums{0.0, 0.0, 0.0};  // loss * samples, correct, samples
+  auto& log = history_.batches();
+  long index = 0;
+  for (std::int64_t lo = begin; lo < end; lo += config_.batch_size) {
+    const std::int64_t hi = std::min(end, lo + config_.batch_size);
+    torch::Tensor x = split.inputs.slice(0, lo, hi);
+    torch::Tensor y = split.targets.slice(0, lo, hi);
+    Batch batch{x, y};
+    batch.training = false;
+    batch.index = index++;
+    if (record)
+      for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
+    batch.outputs = model_->forward(x);
+    batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
+    const double loss = batch.loss.item<double>();
+    const auto correct = batch.outputs.argmax(1).eq(y).sum().item<std::int64_t>();
+    const auto size = static_cast<double>(hi - lo);
+    sums[0] += loss * size;
+    sums[1] += static_cast<double>(correct);
+    sums[2] += size;
+    if (record) {
+      log.new_row();
+      log.put(k_valid_loss_, loss);
+      log.put(k_valid_acc_, static_cast<double>(correct) / size);
+      log.put(k_valid_size_, size);
+      for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
+    }
+  }
+  parallel_->all_reduce_sum(sums);
+  EvalResult r;
+  r.samples = static_cast<std::int64_t>(sums[2]);
+  if (r.samples > 0) {
+    r.loss = sums[0] / sums[2];
+    r.accuracy = sums[1] / sums[2];
+  }
+  return r;
+}
+
+// Epoch-level values from the (merged) batch records: for each phase, every
+// key is averaged weighted by the batch sizes, so the result is the mean over
+// all samples of all ranks. Then "<key>_best" marks a new best value.
+void Trainer::summarize_epoch(double seconds) {
+  const nlohmann::json& epoch = history_.last();
+  std::map<std::string, std::pair<double, double>> sums;  // key -> (sum v*n, sum n)
+  for (const auto& row : epoch.at("batches")) {
+    for (const char* phase : {"train", "valid"}) {
+      auto size_it = row.find(std::string(phase) + "_batch_size");
+      if (size_it == row.end()) continue;
+      const double n = size_it->get<double>();
+      for (auto it = row.begin(); it != row.end(); ++it) {
+        if (it.key().rfind(phase, 0) != 0 || it.key() == size_it.key()) continue;
+        auto& s = sums[it.key()];
+        s.first += it.value().get<double>() * n;
+        s.second += n;
+      }
+    }
+  }
+  for (const auto& [key, s] : sums) {
+    const double value = s.first / s.second;
+    history_.record(key, value);
+    bool best = !std::isnan(value);
+    for (std::size_t e = 0; best && e + 1 < history_.size(); ++e) {
+      auto prev = history_.get(static_cast<long>(e), key);
+      if (!prev.is_number()) continue;
+      double p = prev.get<double>();
+      best = lower_is_better(key) ? value < p : value > p;
+    }
+    history_.record(key + "_best", best);
+  }
+  history_.record("dur", seconds);
+}
+
+bool Trainer::agree_on_stop() {
+  std::vector<double> flag{stop_ ? 1.0 : 0.0};
+  parallel_->all_reduce_sum(flag);
+  if (flag[0] > 0 && !stop_) request_stop("stop requested by another rank");
+  return flag[0] > 0;
+}
+
+long Trainer::fit() {
+  for (auto& cb : callbacks_) cb->on_train_begin(*this);
+  for (epoch_ = 1; epoch_ <= config_.max_epochs; ++epoch_) {
+    const auto start = std::chrono::steady_clock::now();
+    history_.new_epoch();
+    for (auto& cb : callbacks_) cb->on_epoch_begin(*this);
+    train_epoch();
+    if (valid_.size() > 0) evaluate(valid_, true);
+    backend_->sync_epoch(history_);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    summarize_epoch(took.count());
+    for (auto& cb : callbacks_) cb->on_epoch_end(*this);
+    if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
+    if (agree_on_stop()) break;
+  }
+  const long done = std::min<long>(epoch_, config_.max_epochs);
+  for (auto& cb : callbacks_) cb->on_train_end(*this);
+  backend_->close();
+  return done;
+}
+
+std::optional<EvalResult> Trainer::test() {
+  if (!test_) return std::nullopt;
+  return evaluate(*test_, false);
+}
+
+}  // namespace skein::core

@@ -1,0 +1,105 @@
+#include <iomanip>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include "skein/json.hpp"
+
+#include "commands.hpp"
+#include "skein/core/run.hpp"
+#include "skein/errors.hpp"
+
+namespace po = boost::program_options;
+
+namespace skein::launcher {
+
+namespace {
+
+nlohmann::json describe_json(const core::PluginRecord& rec) {
+  nlohmann::json options = nlohmann::json::array();
+  for (const auto& o : rec.options) {
+    options.push_back({{"name", o.name},
+                       {"type", to_string(o.type)},
+                       {"default", o.default_json ? nlohmann::json(o.default_json) : nullptr},
+                       {"required", o.default_json == nullptr},
+                       {"doc", o.doc ? o.doc : ""}});
+  }
+  return {{"name", rec.name},          {"kind", to_string(rec.kind)},
+          {"version", rec.version},    {"path", rec.path},
+          {"description", rec.description}, {"options", options}};
+}
+
+void print_table(const core::PluginRegistry& registry) {
+  std::cout << std::left << std::setw(16) << "NAME" << std::setw(10) << "KIND" << std::setw(9)
+            << "VERSION" << "DESCRIPTION\n";
+  for (const auto* rec : registry.plugins()) {
+    std::cout << std::setw(16) << rec->name << std::setw(10) << to_string(rec->kind)
+              << std::setw(9) << rec->version << rec->description << "\n"
+              << std::setw(35) << "" << rec->path << "\n";
+  }
+}
+
+void print_description(const core::PluginRecord& rec) {
+  std::cout << rec.name << " (" << to_string(rec.kind) << " plugin, version " << rec.version
+            << ")\n  " << rec.description << "\n  file: " << rec.path << "\n\noptions:\n";
+  if (rec.options.empty()) std::cout << "  (none)\n";
+  std::size_t w = 4;
+  for (const auto& o : rec.options) w = std::max(w, std::string(o.name).size());
+  for (const auto& o : rec.options) {
+    std::cout << "  " << std::left << std::setw(static_cast<int>(w) + 2) << o.name
+              << std::setw(13) << to_string(o.type)
+              << "default: " << (o.default_json ? o.default_json : "(required)") << "\n"
+              << "  " << std::setw(static_cast<int>(w) + 2) << "" << (o.doc ? o.doc : "") << "\n";
+  }
+}
+
+}  // namespace
+
+int cmd_plugins(const std::vector<std::string>& args) {
+  bool json = false;
+  std::vector<std::string> dirs, files, positional;
+  po::options_description opts("skein plugins options");
+  opts.add_options()("help,h", "show this help")("json", po::bool_switch(&json),
+                                                 "print JSON instead of a table")(
+      "plugin-dir", po::value(&dirs)->composing(), "also scan this directory (repeatable)")(
+      "plugin", po::value(&files)->composing(), "also load this plugin file (repeatable)")(
+      "args", po::value(&positional)->composing(), "");
+  po::positional_options_description pos;
+  pos.add("args", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "usage: skein plugins [--json] [--plugin-dir DIR]...\n"
+                 "       skein plugins describe NAME [--json]\n\n"
+              << opts;
+    return 0;
+  }
+  po::notify(vm);
+
+  core::PluginRegistry registry;
+  core::scan_plugins(registry, dirs);
+  for (const auto& f : files) registry.load_file(f);
+
+  if (!positional.empty()) {
+    if (positional[0] != "describe" || positional.size() != 2)
+      throw ConfigError("usage: skein plugins describe NAME");
+    const auto& rec = registry.require(positional[1]);
+    if (json)
+      std::cout << describe_json(rec).dump(2) << "\n";
+    else
+      print_description(rec);
+    return 0;
+  }
+
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto* rec : registry.plugins()) out.push_back(describe_json(*rec));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_table(registry);
+  }
+  // Broken files are reported, never fatal.
+  for (const auto& p : registry.problems()) std::cerr << "skein: warning: " << p.message << "\n";
+  return 0;
+}
+
+}  // namespace skein::launcher

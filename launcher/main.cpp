@@ -1,0 +1,64 @@
+// skein: the command-line entry point. Maps errors to one line and an exit code:
+// 0 success, 2 usage/config error, 1 any other failure.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options/errors.hpp>
+
+#include "commands.hpp"
+#include "skein/errors.hpp"
+#include "skein/version.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: skein <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  train     train from a JSON config (skein train --help)\n"
+    "  plugins   list discovered plugins; 'plugins describe NAME' shows options\n"
+    "\n"
+    "skein --version prints the version.\n";
+
+std::string first_line(const std::string& s) {
+  auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+int fail(int code, const std::string& message) {
+  std::cerr << "skein: error: " << first_line(message) << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "skein " << SKEIN_SDK_VERSION << " (plugin API " << SKEIN_API_MAJOR << "."
+              << SKEIN_API_MINOR << ", " << skein::host_fingerprint() << ")\n";
+    return 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "train") return skein::launcher::cmd_train(args);
+    if (command == "plugins") return skein::launcher::cmd_plugins(args);
+    return fail(2, "unknown command '" + command + "' (commands: train, plugins)");
+  } catch (const boost::program_options::error& e) {
+    return fail(2, std::string(e.what()) + " (see skein " + command + " --help)");
+  } catch (const skein::ConfigError& e) {
+    return fail(2, e.what());
+  } catch (const skein::PluginError& e) {
+    return fail(2, e.what());
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  } catch (...) {
+    return fail(1, "unknown failure");
+  }
+}

@@ -1,0 +1,73 @@
+// Callback "print_log": one table row per epoch on the main rank; a value that
+// is the best so far (history key "<name>_best") is marked with '*'.
+#include <iomanip>
+#include <sstream>
+
+#include "skein/callback.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+class PrintLog final : public skein::Callback {
+ public:
+  explicit PrintLog(const skein::PluginArgs& args)
+      : columns_(args.options.get_string_list("columns")),
+        precision_(static_cast<int>(args.options.get_int("precision"))) {
+    if (columns_.empty()) args.options.fail("columns", "must name at least one history key");
+    if (precision_ < 0 || precision_ > 12) args.options.fail("precision", "must be in [0, 12]");
+  }
+
+  void on_epoch_end(skein::TrainContext& ctx) override {
+    if (!ctx.run().is_main()) return;
+    const auto& epoch = ctx.history().last();
+    std::vector<std::string> cols;  // the configured columns present in this epoch
+    for (const auto& c : columns_)
+      if (epoch.contains(c)) cols.push_back(c);
+    if (cols != printed_columns_) print_header(ctx.log(), cols);
+    std::ostringstream row;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      row << (i ? "  " : "") << std::setw(width(cols[i])) << format(epoch, cols[i]);
+    }
+    ctx.log() << row.str() << std::endl;
+  }
+
+ private:
+  static int width(const std::string& col) { return std::max<int>(static_cast<int>(col.size()), 11); }
+
+  void print_header(std::ostream& out, const std::vector<std::string>& cols) {
+    std::ostringstream head, rule;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      head << (i ? "  " : "") << std::setw(width(cols[i])) << cols[i];
+      rule << (i ? "  " : "") << std::string(static_cast<std::size_t>(width(cols[i])), '-');
+    }
+    out << head.str() << '\n' << rule.str() << '\n';
+    printed_columns_ = cols;
+  }
+
+  std::string format(const nlohmann::json& epoch, const std::string& key) const {
+    const auto& v = epoch.at(key);
+    std::ostringstream s;
+    if (v.is_number_float())
+      s << std::fixed << std::setprecision(precision_) << v.get<double>();
+    else if (v.is_string())
+      s << v.get<std::string>();
+    else
+      s << v.dump();
+    auto best = epoch.find(key + "_best");
+    s << (best != epoch.end() && best->is_boolean() && best->get<bool>() ? "*" : " ");
+    return s.str();
+  }
+
+  std::vector<std::string> columns_;
+  std::vector<std::string> printed_columns_;
+  int precision_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(PrintLog, callback, "print_log", "1.0.0",
+             "Epoch table on the main rank; '*' marks a best-so-far value",
+             SKEIN_OPTION("columns", string_list,
+                          R"(["epoch", "train_loss", "valid_loss", "valid_acc", "dur"])",
+                          "History keys shown, in order (absent ones are skipped)"),
+             SKEIN_OPTION("precision", integer, "4", "Digits after the decimal point"))

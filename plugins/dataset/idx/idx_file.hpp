@@ -1,0 +1,18 @@
+#pragma once
+// Reading IDX files (the MNIST format), plain or gzip-compressed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace skein_idx {
+
+struct IdxArray {
+  std::vector<std::int64_t> dims;  // e.g. {60000, 28, 28}
+  std::vector<std::uint8_t> data;  // row-major, product(dims) bytes
+};
+
+// Throws std::runtime_error naming the file: missing, bad magic, element type
+// other than unsigned byte, truncated body or trailing bytes.
+IdxArray read_idx(const std::string& path);
+
+}  // namespace skein_idx

@@ -1,0 +1,60 @@
+// Model "cnn": conv blocks (3x3 conv, activation, 2x2 max-pool), then a
+// hidden linear layer and the classifier. For image inputs [C, H, W].
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
+
+#include "skein/model.hpp"
+#include "skein/nn_helpers.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+class Cnn final : public skein::Model {
+ public:
+  explicit Cnn(const skein::PluginArgs& args) {
+    const auto& opt = args.options;
+    const auto& shape = args.data->input_shape;
+    if (shape.size() != 3)
+      opt.fail("channels", "needs image inputs [C, H, W]; the dataset gives " +
+                               std::to_string(shape.size()) + "-d samples");
+    const std::string act = opt.get_string("activation");
+    std::int64_t channels = shape[0], h = shape[1], w = shape[2];
+    for (auto c : opt.get_int_list("channels")) {
+      if (c <= 0) opt.fail("channels", "must be positive");
+      if (h < 2 || w < 2) opt.fail("channels", "has more pooling stages than the image allows");
+      net_->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, c, 3).padding(1)));
+      net_->push_back(skein::make_activation(act, opt.owner()));
+      net_->push_back(torch::nn::MaxPool2d(2));
+      channels = c;
+      h /= 2;
+      w /= 2;
+    }
+    const double dropout = opt.get_number("dropout");
+    if (dropout < 0 || dropout >= 1) opt.fail("dropout", "must be in [0, 1)");
+    const auto hidden = opt.get_int("hidden");
+    if (hidden <= 0) opt.fail("hidden", "must be positive");
+    net_->push_back(torch::nn::Flatten());
+    net_->push_back(torch::nn::Linear(channels * h * w, hidden));
+    net_->push_back(skein::make_activation(act, opt.owner()));
+    if (dropout > 0) net_->push_back(torch::nn::Dropout(dropout));
+    net_->push_back(torch::nn::Linear(hidden, args.data->num_classes));
+    register_module("net", net_);
+  }
+
+  torch::Tensor forward(const torch::Tensor& inputs) override { return net_->forward(inputs); }
+
+ private:
+  torch::nn::Sequential net_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(Cnn, model, "cnn", "1.0.0", "Small convolutional net for images such as 28x28 MNIST",
+             SKEIN_OPTION("channels", int_list, "[32, 64]", "Output channels of each conv block"),
+             SKEIN_OPTION("hidden", integer, "128", "Width of the hidden linear layer"),
+             SKEIN_OPTION("activation", string, "\"relu\"",
+                          "relu, gelu, tanh, sigmoid, leaky_relu or elu"),
+             SKEIN_OPTION("dropout", number, "0.25", "Dropout before the classifier, in [0, 1)"))

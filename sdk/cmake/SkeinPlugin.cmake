@@ -1,0 +1,40 @@
+# skein_add_plugin(<target> KIND <kind> SOURCES <src>... [LIBRARIES <lib>...]
+#                  [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
+#
+# Builds a Skein plugin the one correct way: a MODULE library linked to
+# skein::sdk, hidden visibility, no undefined symbols, an RPATH that finds
+# libskein_sdk from <prefix>/lib/skein/plugins, installed into lib/skein/plugins.
+# Used by Skein's own plugins and by third-party plugins alike.
+function(skein_add_plugin target)
+  cmake_parse_arguments(ARG "NO_INSTALL" "KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  set(kinds callback history parallel model dataset)
+  if(NOT ARG_KIND IN_LIST kinds)
+    message(FATAL_ERROR "skein_add_plugin(${target}): KIND must be one of ${kinds}, got '${ARG_KIND}'")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "skein_add_plugin(${target}): SOURCES is empty")
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE skein::sdk ${ARG_LIBRARIES})
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  target_compile_definitions(${target} PRIVATE SKEIN_PLUGIN_KIND_${ARG_KIND})
+  if(NOT ARG_OUTPUT_DIRECTORY AND DEFINED SKEIN_PLUGIN_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIRECTORY ${SKEIN_PLUGIN_OUTPUT_DIR})
+  endif()
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON
+    INSTALL_RPATH "$ORIGIN/../.."
+    BUILD_RPATH "$<TARGET_FILE_DIR:skein::sdk>")
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  if(COMMAND skein_use_pch)
+    skein_use_pch(${target})
+  endif()
+  if(NOT ARG_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION lib/skein/plugins)
+  endif()
+endfunction()

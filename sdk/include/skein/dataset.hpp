@@ -1,0 +1,28 @@
+#pragma once
+#include <optional>
+
+#include <torch/types.h>
+
+#include "skein/export.hpp"
+#include "skein/run_info.hpp"
+
+namespace skein {
+
+// A whole split in memory: inputs [N, ...] float, targets [N] int64 class ids.
+struct TensorSplit {
+  torch::Tensor inputs;
+  torch::Tensor targets;
+  std::int64_t size() const { return targets.defined() ? targets.size(0) : 0; }
+};
+
+// Base of every dataset plugin. The trainer carves the validation split out of
+// train() (config key valid_split) and evaluates test() once after training.
+class SKEIN_EXPORT Dataset {
+ public:
+  virtual ~Dataset();
+  virtual DataInfo info() const = 0;
+  virtual TensorSplit train() = 0;
+  virtual std::optional<TensorSplit> test() { return std::nullopt; }
+};
+
+}  // namespace skein

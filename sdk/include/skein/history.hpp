@@ -1,0 +1,91 @@
+#pragma once
+// The training history, shaped like skorch's: a list of epochs, each a JSON
+// object of epoch-level values plus a "batches" list of per-batch objects.
+//
+// Per-batch values go through BatchLog, a flat numeric buffer with interned
+// keys, so recording a batch builds no JSON and (amortised) allocates nothing.
+// At epoch end the pending records of every rank are committed into the
+// epoch's "batches" list in one go.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skein/json.hpp"
+
+#include "skein/export.hpp"
+
+namespace skein {
+
+class SKEIN_EXPORT BatchLog {
+ public:
+  struct Cell {
+    std::uint32_t row;
+    std::uint32_t key;
+    double value;
+  };
+
+  // Interned id of a key; stable for the life of the log (clear() keeps keys).
+  int key(std::string_view name);
+  void new_row() { ++rows_; }
+  // Records into the current (last) row; new_row() must have been called.
+  void put(int key, double value) {
+    cells_.push_back({rows_ - 1, static_cast<std::uint32_t>(key), value});
+  }
+
+  std::uint32_t rows() const { return rows_; }
+  const std::vector<std::string>& keys() const { return keys_; }
+  const std::vector<Cell>& cells() const { return cells_; }
+  void clear();
+
+  // Compact binary form, for exchanging one epoch's records between ranks.
+  std::string to_bytes() const;
+  static BatchLog from_bytes(std::string_view bytes);
+
+ private:
+  std::vector<std::string> keys_;
+  std::vector<Cell> cells_;
+  std::uint32_t rows_ = 0;
+};
+
+class SKEIN_EXPORT History {
+ public:
+  // Appends {"epoch": n, "batches": []} (n counts from 1).
+  void new_epoch();
+  // Sets an epoch-level value in the last epoch.
+  void record(const std::string& key, nlohmann::json value);
+
+  // This process's pending per-batch records of the current epoch.
+  BatchLog& batches() { return pending_; }
+  const BatchLog& batches() const { return pending_; }
+  // Moves pending records into the last epoch's "batches" (this rank only).
+  void commit_batches();
+  // Replaces them with the records of every rank, ordered by rank then batch;
+  // each row is marked with its "rank". Clears the pending log.
+  void commit_batches(const std::vector<BatchLog>& by_rank);
+
+  std::size_t size() const { return epochs_.size(); }
+  bool empty() const { return epochs_.empty(); }
+  const nlohmann::json& epochs() const { return epochs_; }
+  const nlohmann::json& last() const;
+  // Value of `key` in epoch `index` (0-based; negative counts from the end),
+  // or null when absent.
+  nlohmann::json get(long index, const std::string& key) const;
+
+  // skorch's History.to_file layout: a JSON array of epoch objects. Non-finite
+  // numbers are written as the strings "NaN", "Infinity", "-Infinity".
+  std::string dump(int indent = -1) const;
+  void save(const std::string& path) const;  // atomic (temp file + rename)
+  static History from_json(const nlohmann::json& epochs);
+  static History load(const std::string& path);
+
+ private:
+  nlohmann::json epochs_ = nlohmann::json::array();
+  BatchLog pending_;
+};
+
+// The documented encoding of non-finite numbers in Skein's JSON files.
+SKEIN_EXPORT nlohmann::json encode_nonfinite(const nlohmann::json& value);
+SKEIN_EXPORT nlohmann::json decode_nonfinite(const nlohmann::json& value);
+
+}  // namespace skein

@@ -1,0 +1,64 @@
+#pragma once
+// Plugin options: the schema a plugin declares, and the validated values it reads.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skein/json.hpp"
+
+#include "skein/export.hpp"
+
+namespace skein {
+
+enum class OptionType : std::uint32_t {
+  boolean = 1,
+  integer,
+  number,
+  string,
+  int_list,
+  number_list,
+  string_list,
+  object,
+  list,  // a list of anything (e.g. of objects)
+};
+
+SKEIN_EXPORT const char* to_string(OptionType t);
+
+// One option of a plugin's schema: plain data, readable before the plugin runs.
+// `default_json` is the default as JSON text; nullptr marks a required option.
+struct OptionSpec {
+  const char* name;
+  OptionType type;
+  const char* default_json;
+  const char* doc;
+};
+
+// Validated option values of one plugin instance (defaults filled in).
+// Getters throw skein::ConfigError naming the owner and the key.
+class SKEIN_EXPORT Options {
+ public:
+  Options() = default;
+  Options(std::string owner, nlohmann::json values);
+
+  const std::string& owner() const { return owner_; }
+  const nlohmann::json& json() const { return values_; }
+  bool has(const std::string& key) const;
+
+  bool get_bool(const std::string& key) const;
+  std::int64_t get_int(const std::string& key) const;
+  double get_number(const std::string& key) const;
+  std::string get_string(const std::string& key) const;
+  std::vector<std::int64_t> get_int_list(const std::string& key) const;
+  std::vector<double> get_number_list(const std::string& key) const;
+  std::vector<std::string> get_string_list(const std::string& key) const;
+
+  // Error for a value that has the right type but is out of range.
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const;
+
+ private:
+  const nlohmann::json& at(const std::string& key) const;
+  std::string owner_;
+  nlohmann::json values_ = nlohmann::json::object();
+};
+
+}  // namespace skein

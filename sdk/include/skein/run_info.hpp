@@ -1,0 +1,24 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace skein {
+
+// Facts about this process's place in the run, known before plugins are created.
+struct RunInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::uint64_t seed = 0;
+  std::string run_dir;
+  bool is_main() const { return rank == 0; }
+};
+
+// What a dataset provides, handed to the model plugin so it can size itself.
+struct DataInfo {
+  std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
+  std::int64_t num_classes = 0;
+};
+
+}  // namespace skein

@@ -1,0 +1,35 @@
+#pragma once
+// SDK API version and the build fingerprint a plugin must share with the host.
+//
+// API rule: a plugin is accepted when its major equals the host's and its
+// minor is <= the host's minor. The fingerprint (SDK version, libtorch version,
+// libstdc++ dual-ABI flag, compiler family and major) must match exactly,
+// because plugins exchange C++ objects (torch tensors, std::string) with the host.
+#include <torch/csrc/api/include/torch/version.h>
+
+#include "skein/export.hpp"
+
+#define SKEIN_API_MAJOR 1
+#define SKEIN_API_MINOR 0
+#define SKEIN_SDK_VERSION "0.1.0"
+
+#define SKEIN_STR_(x) #x
+#define SKEIN_STR(x) SKEIN_STR_(x)
+
+#if defined(__clang__)
+#define SKEIN_COMPILER_ID "clang-" SKEIN_STR(__clang_major__)
+#elif defined(__GNUC__)
+#define SKEIN_COMPILER_ID "gcc-" SKEIN_STR(__GNUC__)
+#else
+#define SKEIN_COMPILER_ID "unknown"
+#endif
+
+#define SKEIN_BUILD_FINGERPRINT                                          \
+  "sdk=" SKEIN_SDK_VERSION ";torch=" SKEIN_STR(TORCH_VERSION_MAJOR) "." \
+  SKEIN_STR(TORCH_VERSION_MINOR) ";cxx11abi=" SKEIN_STR(_GLIBCXX_USE_CXX11_ABI) \
+  ";compiler=" SKEIN_COMPILER_ID
+
+namespace skein {
+// The fingerprint libskein_sdk itself was built with (the host's).
+SKEIN_EXPORT const char* host_fingerprint();
+}  // namespace skein

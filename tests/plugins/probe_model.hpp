@@ -1,0 +1,22 @@
+#pragma once
+// A user model with its own attribute and method, reached from a callback
+// through ctx.model<ProbeModel>(). Exported so both test plugins share its typeinfo.
+#include <torch/nn/modules/linear.h>
+
+#include "skein/model.hpp"
+#include "skein/nn_helpers.hpp"
+
+class SKEIN_EXPORT ProbeModel : public skein::Model {
+ public:
+  ProbeModel(std::int64_t in, std::int64_t classes);
+  ~ProbeModel() override;
+  torch::Tensor forward(const torch::Tensor& inputs) override;
+
+  // The user's own API, invisible to the trainer.
+  void note_epoch(long epoch) { epochs_seen.push_back(epoch); }
+  std::vector<long> epochs_seen;
+  std::string tag = "probe";
+
+ private:
+  torch::nn::Linear fc_{nullptr};
+};

@@ -1,0 +1,161 @@
+#define BOOST_TEST_MODULE cli
+#include <boost/test/unit_test.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+const std::string kSkein = SKEIN_EXE;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Exactly one line on stderr, starting "skein: error:".
+bool one_error_line(const test::CommandResult& r) {
+  return r.err.rfind("skein: error: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+}
+
+struct Fixture {
+  Fixture() {
+    auto cfg = test::synthetic_config();
+    cfg.erase("callbacks");  // the default: print_log
+    test::write_text(tmp.str("tiny.json"), cfg.dump(2));
+  }
+  test::TempDir tmp;
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cli, Fixture)
+
+BOOST_AUTO_TEST_CASE(version_and_help) {
+  auto r = test::run(kSkein + " --version");
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(contains(r.out, "plugin API 1.0"), r.out);
+  BOOST_TEST(test::run(kSkein + " train --help").exit_code == 0);
+  BOOST_TEST(test::run(kSkein).exit_code == 2);
+  auto bad = test::run(kSkein + " frobnicate");
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(one_error_line(bad), bad.err);
+}
+
+BOOST_AUTO_TEST_CASE(plugins_lists_json_with_required_fields) {
+  auto r = test::run(kSkein + " plugins --json");
+  BOOST_REQUIRE(r.exit_code == 0);
+  auto list = nlohmann::json::parse(r.out);
+  BOOST_REQUIRE(list.is_array());
+  bool found = false;
+  for (const auto& p : list) {
+    for (const char* key : {"name", "kind", "version", "path", "description"})
+      BOOST_TEST(p.contains(key), key);
+    if (p["name"] == "mlp") {
+      found = true;
+      BOOST_TEST(p["kind"].get<std::string>() == "model");
+      BOOST_TEST(contains(p["path"].get<std::string>(), "libskein_model_mlp.so"));
+    }
+  }
+  BOOST_TEST(found);
+  auto table = test::run(kSkein + " plugins");
+  BOOST_TEST(table.exit_code == 0);
+  BOOST_TEST(contains(table.out, "print_log"));
+  BOOST_TEST(contains(table.out, "callback"));
+}
+
+BOOST_AUTO_TEST_CASE(describe_prints_every_option) {
+  auto r = test::run(kSkein + " plugins describe mlp");
+  BOOST_TEST(r.exit_code == 0);
+  for (const char* part : {"hidden", "int list", "[256, 128]", "activation", "dropout"})
+    BOOST_TEST(contains(r.out, part), part);
+  auto missing = test::run(kSkein + " plugins describe mpl");
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(one_error_line(missing), missing.err);
+  BOOST_TEST(contains(missing.err, "did you mean 'mlp'"), missing.err);
+}
+
+BOOST_AUTO_TEST_CASE(broken_plugins_are_warnings_in_the_listing) {
+  auto r = test::run(kSkein + " plugins --plugin-dir " BROKEN_PLUGIN_DIR);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(contains(r.out, "mlp"));
+  BOOST_TEST(contains(r.err, "Wrong API version on plugin"), r.err);
+  BOOST_TEST(contains(r.err, "libtest_not_a_plugin.so"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(plugin_path_environment_is_scanned) {
+  auto r = test::run("env SKEIN_PLUGIN_PATH=" TEST_PLUGIN_DIR " " + kSkein + " plugins --json");
+  BOOST_REQUIRE(r.exit_code == 0);
+  BOOST_TEST(contains(r.out, "\"probe_model\""));
+  auto debug = test::run("env SKEIN_DEBUG_PLUGINS=1 " + kSkein + " plugins");
+  BOOST_TEST(contains(debug.err, "registered 'mlp'"), debug.err);
+}
+
+BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
+  const std::string run_dir = tmp.str("run");
+  auto r = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set max_epochs=2 --run-dir " + run_dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "train_loss"), r.out);
+  BOOST_TEST(contains(r.out, "valid_acc"), r.out);
+  BOOST_TEST(contains(r.out, "Test accuracy:"), r.out);
+  auto history = nlohmann::json::parse(test::read_text(run_dir + "/history.json"));
+  BOOST_TEST(history.size() == 2u);
+  auto config = nlohmann::json::parse(test::read_text(run_dir + "/config.json"));
+  BOOST_TEST(config["max_epochs"].get<int>() == 2);
+  BOOST_TEST(config["plugin_versions"]["print_log"]["version"].get<std::string>() == "1.0.0");
+  auto results = nlohmann::json::parse(test::read_text(run_dir + "/results.json"));
+  BOOST_TEST(results["test_samples"].get<int>() == 128);
+  BOOST_TEST(contains(test::read_text(run_dir + "/train.log"), "valid_loss"));
+
+  // The directory now holds a run: refused, nothing overwritten.
+  auto again = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + run_dir);
+  BOOST_TEST(again.exit_code == 2);
+  BOOST_TEST(one_error_line(again), again.err);
+  BOOST_TEST(contains(again.err, "already holds a run"), again.err);
+  BOOST_TEST(nlohmann::json::parse(test::read_text(run_dir + "/history.json")).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(plugin_file_given_by_path_is_used) {
+  auto r = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + tmp.str("r") +
+                     " --plugin " TEST_PLUGIN_DIR "/libtest_probe_callback.so:stop_at=1");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(nlohmann::json::parse(test::read_text(tmp.str("r/history.json"))).size() == 1u);
+  BOOST_TEST(contains(r.out, "probe asked at epoch 1"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
+  auto missing = test::run(kSkein + " train --config " + tmp.str("nope.json"));
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(one_error_line(missing), missing.err);
+  BOOST_TEST(contains(missing.err, "nope.json"));
+
+  auto typo = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set batch_sise=3");
+  BOOST_TEST(typo.exit_code == 2);
+  BOOST_TEST(one_error_line(typo), typo.err);
+  BOOST_TEST(contains(typo.err, "did you mean 'batch_size'"), typo.err);
+
+  auto flag = test::run(kSkein + " train --bogus");
+  BOOST_TEST(flag.exit_code == 2);
+  BOOST_TEST(one_error_line(flag), flag.err);
+
+  auto api = test::run(kSkein + " train --config " + tmp.str("tiny.json") +
+                       " --plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so");
+  BOOST_TEST(api.exit_code == 2);
+  BOOST_TEST(one_error_line(api), api.err);
+  BOOST_TEST(contains(api.err, "got 2.0, host supports 1.0"), api.err);
+
+  auto two = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --plugin local --plugin local");
+  BOOST_TEST(two.exit_code == 2);
+  BOOST_TEST(contains(two.err, "two history plugins"), two.err);
+}
+
+BOOST_AUTO_TEST_CASE(data_errors_exit_1_with_one_line) {
+  test::TempDir data;
+  test::write_tiny_mnist(data.str(), 10, 10, false);
+  test::write_text(data.str("train-images-idx3-ubyte"), "garbage!");
+  auto r = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + tmp.str("d") +
+                     " --plugin idx:dir=" + data.str());
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, "bad magic"), r.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,183 @@
+#define BOOST_TEST_MODULE config
+#include <boost/test/unit_test.hpp>
+
+#include "skein/core/config.hpp"
+#include "skein/errors.hpp"
+#include "skein/model.hpp"
+#include "test_support.hpp"
+
+using skein::ConfigError;
+using skein::core::ConfigSources;
+using skein::core::resolve_config;
+
+namespace {
+
+struct Fixture {
+  Fixture() { test::load_test_plugins(registry); }
+  skein::core::PluginRegistry registry;
+  test::TempDir tmp;
+
+  // Resolves `config` (written to a file) with flags; returns the error text or "".
+  std::string error_of(const nlohmann::json& config, std::vector<std::string> plugins = {},
+                       std::vector<std::string> sets = {}) {
+    test::write_text(tmp.str("c.json"), config.dump());
+    try {
+      resolve_config(ConfigSources{tmp.str("c.json"), plugins, sets}, registry);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  bool mentions(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(config, Fixture)
+
+BOOST_AUTO_TEST_CASE(a_valid_config_resolves_with_defaults_and_versions) {
+  test::write_text(tmp.str("c.json"), test::synthetic_config().dump());
+  auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {}}, registry);
+  BOOST_TEST(rc.batch_size == 32);
+  BOOST_TEST(rc.max_epochs == 3);
+  BOOST_TEST(rc.model.record->name == "mlp");
+  BOOST_TEST(rc.history.record->name == "local");  // default
+  BOOST_TEST(rc.parallel.record->name == "none");  // default
+  BOOST_TEST(rc.model.options["activation"].get<std::string>() == "relu");  // plugin default
+  BOOST_TEST(rc.resolved["plugin_versions"]["mlp"]["version"].get<std::string>() == "1.0.0");
+  BOOST_TEST(rc.resolved["optimizer"]["momentum"].get<double>() == 0.9);
+  BOOST_TEST(rc.resolved["optimizer"]["nesterov"].get<bool>() == false);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_top_level_key_suggests_the_right_one) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epoch"] = 3;
+  auto err = error_of(cfg);
+  BOOST_TEST(mentions(err, "max_epoch: unknown key"), err);
+  BOOST_TEST(mentions(err, "did you mean 'max_epochs'"), err);
+  BOOST_TEST(mentions(err, "c.json"), err);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_plugin_option_names_plugin_and_key) {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["hiden"] = {8};
+  auto err = error_of(cfg);
+  BOOST_TEST(mentions(err, "model.hiden: unknown key"), err);
+  BOOST_TEST(mentions(err, "did you mean 'hidden'"), err);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_types_name_the_expected_type) {
+  auto cfg = test::synthetic_config();
+  cfg["batch_size"] = "32";
+  BOOST_TEST(mentions(error_of(cfg), "batch_size: expected int"));
+  cfg = test::synthetic_config();
+  cfg["model"]["hidden"] = "wide";
+  BOOST_TEST(mentions(error_of(cfg), "model.hidden: expected int list"));
+  cfg = test::synthetic_config();
+  cfg["optimizer"]["lr"] = "fast";
+  BOOST_TEST(mentions(error_of(cfg), "optimizer.lr: expected number"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_values_are_refused) {
+  auto cfg = test::synthetic_config();
+  cfg["batch_size"] = 0;
+  BOOST_TEST(mentions(error_of(cfg), "batch_size: must be positive"));
+  cfg = test::synthetic_config();
+  cfg["valid_split"] = 1.5;
+  BOOST_TEST(mentions(error_of(cfg), "valid_split: must be in [0, 1)"));
+  cfg = test::synthetic_config();
+  cfg["optimizer"]["name"] = "adamm";
+  BOOST_TEST(mentions(error_of(cfg), "did you mean 'adam'"));
+  cfg = test::synthetic_config();
+  cfg["optimizer"]["lr"] = -1;
+  BOOST_TEST(mentions(error_of(cfg), "optimizer.lr: must be positive"));
+}
+
+BOOST_AUTO_TEST_CASE(missing_sections_and_plugins_are_named) {
+  auto cfg = test::synthetic_config();
+  cfg.erase("model");
+  BOOST_TEST(mentions(error_of(cfg), "model: required option is missing"));
+  cfg = test::synthetic_config();
+  cfg["model"]["plugin"] = "mpl";
+  auto err = error_of(cfg);
+  BOOST_TEST(mentions(err, "unknown plugin 'mpl'"), err);
+  BOOST_TEST(mentions(err, "did you mean 'mlp'"), err);
+  cfg = test::synthetic_config();
+  cfg["model"]["plugin"] = "synthetic";
+  BOOST_TEST(mentions(error_of(cfg), "'synthetic' is a dataset plugin, not a model plugin"));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_json_reports_line_and_column) {
+  test::write_text(tmp.str("bad.json"), "{\n  \"batch_size\": 3,\n  oops\n}");
+  try {
+    skein::core::read_config_file(tmp.str("bad.json"));
+    BOOST_FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    std::string err = e.what();
+    BOOST_TEST(mentions(err, "bad.json"), err);
+    BOOST_TEST(mentions(err, "line 3"), err);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(set_overrides_nested_values_and_list_entries) {
+  auto cfg = test::synthetic_config();
+  cfg["callbacks"] = {{{"plugin", "print_log"}}};
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  auto rc = resolve_config(
+      ConfigSources{tmp.str("c.json"),
+                    {},
+                    {"max_epochs=2", "model.hidden=[8,4]", R"(optimizer={"name": "adam", "lr": 0.01})",
+                     "callbacks.0.precision=2"}},
+      registry);
+  BOOST_TEST(rc.max_epochs == 2);
+  BOOST_TEST(rc.model.options["hidden"] == nlohmann::json({8, 4}));
+  BOOST_TEST(rc.optimizer["name"].get<std::string>() == "adam");
+  BOOST_TEST(rc.callbacks.at(0).options["precision"].get<int>() == 2);
+  BOOST_TEST(rc.optimizer["betas"] == nlohmann::json({0.9, 0.999}));
+  BOOST_TEST(mentions(error_of(cfg, {}, {"callbacks.3.precision=2"}), "out of range"));
+  // Options of one optimizer are refused by another.
+  BOOST_TEST(mentions(error_of(cfg, {}, {"optimizer.name=adam"}), "optimizer.momentum: unknown key"));
+  BOOST_TEST(mentions(error_of(cfg, {}, {"nonsense"}), "expected dotted.key=VALUE"));
+}
+
+BOOST_AUTO_TEST_CASE(plugin_flags_fill_slots_and_append_callbacks) {
+  test::write_text(tmp.str("c.json"), test::synthetic_config().dump());
+  auto rc = resolve_config(
+      ConfigSources{tmp.str("c.json"),
+                    {"cnn:channels=[4,8],hidden=16", "probe_callback:stop_at=2"},
+                    {"data.shape=[1,8,8]"}},
+      registry);
+  BOOST_TEST(rc.model.record->name == "cnn");
+  BOOST_TEST(rc.model.options["channels"] == nlohmann::json({4, 8}));
+  BOOST_TEST(rc.model.options["hidden"].get<int>() == 16);
+  BOOST_REQUIRE(rc.callbacks.size() == 1u);
+  BOOST_TEST(rc.callbacks[0].options["stop_at"].get<int>() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(two_plugins_for_one_slot_is_an_error_naming_both) {
+  auto err = error_of(test::synthetic_config(), {"mlp", "cnn"});
+  BOOST_TEST(mentions(err, "'mlp' and 'cnn'"), err);
+  err = error_of(test::synthetic_config(), {"mlp:bogus=1"});
+  BOOST_TEST(mentions(err, "model.bogus: unknown key"), err);
+}
+
+BOOST_AUTO_TEST_CASE(plugin_errors_in_constructors_name_the_plugin) {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["dropout"] = 2.0;
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {}}, registry);
+  skein::RunInfo run;
+  skein::DataInfo info{{16}, 4};
+  auto opts = rc.model.make_options();
+  try {
+    registry.create<skein::Model>(*rc.model.record, skein::PluginArgs{opts, run, &info});
+    BOOST_FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    BOOST_TEST(mentions(e.what(), "plugin 'mlp'"), e.what());
+    BOOST_TEST(mentions(e.what(), "dropout"), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

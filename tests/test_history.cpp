@@ -1,0 +1,120 @@
+#define BOOST_TEST_MODULE history
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "skein/history.hpp"
+#include "test_support.hpp"
+
+using skein::BatchLog;
+using skein::History;
+
+namespace {
+History two_epochs() {
+  History h;
+  for (int e = 0; e < 2; ++e) {
+    h.new_epoch();
+    auto& log = h.batches();
+    int loss = log.key("train_loss"), size = log.key("train_batch_size");
+    for (int b = 0; b < 3; ++b) {
+      log.new_row();
+      log.put(loss, 1.0 / (b + 1 + e));
+      log.put(size, 32);
+    }
+    h.commit_batches();
+    h.record("train_loss", 0.5 - e * 0.1);
+    h.record("dur", 1.25);
+  }
+  return h;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(epochs_have_skorch_shape) {
+  History h = two_epochs();
+  BOOST_TEST(h.size() == 2u);
+  const auto& e1 = h.epochs()[0];
+  BOOST_TEST(e1["epoch"].get<int>() == 1);
+  BOOST_TEST(h.epochs()[1]["epoch"].get<int>() == 2);
+  BOOST_REQUIRE(e1["batches"].is_array());
+  BOOST_TEST(e1["batches"].size() == 3u);
+  BOOST_TEST(e1["batches"][1]["train_loss"].get<double>() == 0.5);
+  BOOST_TEST(e1["batches"][2]["train_batch_size"].get<double>() == 32.0);
+  BOOST_TEST(!e1["batches"][0].contains("rank"));
+  BOOST_TEST(h.get(-1, "train_loss").get<double>() == 0.4, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(h.get(5, "train_loss").is_null());
+  BOOST_TEST(h.get(0, "missing").is_null());
+}
+
+BOOST_AUTO_TEST_CASE(json_round_trip_through_a_file) {
+  test::TempDir tmp;
+  History h = two_epochs();
+  h.save(tmp.str("history.json"));
+  History back = History::load(tmp.str("history.json"));
+  BOOST_TEST(back.epochs() == h.epochs());
+  // The file is a plain JSON array of epoch objects, as skorch writes it.
+  auto raw = nlohmann::json::parse(test::read_text(tmp.str("history.json")));
+  BOOST_TEST(raw.is_array());
+  BOOST_TEST(raw.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_values_survive_the_round_trip) {
+  History h;
+  h.new_epoch();
+  h.record("valid_loss", std::numeric_limits<double>::quiet_NaN());
+  h.record("up", std::numeric_limits<double>::infinity());
+  h.record("down", -std::numeric_limits<double>::infinity());
+  auto text = h.dump();
+  BOOST_TEST(text.find("\"NaN\"") != std::string::npos);
+  BOOST_TEST(text.find("\"Infinity\"") != std::string::npos);
+  History back = History::from_json(nlohmann::json::parse(text));
+  BOOST_TEST(std::isnan(back.get(0, "valid_loss").get<double>()));
+  BOOST_TEST(back.get(0, "up").get<double>() == std::numeric_limits<double>::infinity());
+  BOOST_TEST(back.get(0, "down").get<double>() == -std::numeric_limits<double>::infinity());
+}
+
+BOOST_AUTO_TEST_CASE(batch_logs_of_ranks_merge_in_rank_order) {
+  History h;
+  h.new_epoch();
+  std::vector<BatchLog> logs(2);
+  for (int r = 0; r < 2; ++r) {
+    int k = logs[r].key("train_loss");
+    for (int b = 0; b < 2; ++b) {
+      logs[r].new_row();
+      logs[r].put(k, r * 10 + b);
+    }
+  }
+  // Through the wire format, as a store backend would.
+  std::vector<BatchLog> received;
+  for (const auto& l : logs) received.push_back(BatchLog::from_bytes(l.to_bytes()));
+  h.commit_batches(received);
+  const auto& batches = h.last()["batches"];
+  BOOST_REQUIRE(batches.size() == 4u);
+  BOOST_TEST(batches[0]["rank"].get<int>() == 0);
+  BOOST_TEST(batches[2]["rank"].get<int>() == 1);
+  BOOST_TEST(batches[3]["train_loss"].get<double>() == 11.0);
+  BOOST_TEST(h.batches().rows() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_batch_bytes_are_rejected) {
+  BatchLog log;
+  log.new_row();
+  log.put(log.key("x"), 1.0);
+  std::string bytes = log.to_bytes();
+  BOOST_CHECK_THROW(BatchLog::from_bytes(bytes.substr(0, bytes.size() - 3)), std::runtime_error);
+  BOOST_CHECK_THROW(BatchLog::from_bytes(""), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(bad_history_files_name_the_problem) {
+  test::TempDir tmp;
+  test::write_text(tmp.str("h.json"), R"([{"epoch": 1}])");
+  try {
+    History::load(tmp.str("h.json"));
+    BOOST_FAIL("expected an error");
+  } catch (const std::runtime_error& e) {
+    BOOST_TEST(std::string(e.what()).find("batches") != std::string::npos);
+    BOOST_TEST(std::string(e.what()).find("h.json") != std::string::npos);
+  }
+  test::write_text(tmp.str("bad.json"), "[{");
+  BOOST_CHECK_THROW(History::load(tmp.str("bad.json")), std::runtime_error);
+}

@@ -1,0 +1,112 @@
+#define BOOST_TEST_MODULE idx
+#include <boost/test/unit_test.hpp>
+
+#include "skein/core/option_schema.hpp"
+#include "skein/dataset.hpp"
+#include "skein/errors.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+struct Fixture {
+  Fixture() { test::load_test_plugins(registry); }
+
+  std::shared_ptr<skein::Dataset> open(nlohmann::json options) {
+    const auto& rec = registry.require("idx");
+    options = skein::core::validate_options(rec.options, options, "data");
+    skein::Options opts("data (plugin 'idx')", options);
+    return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
+  }
+  // The error text of opening the dataset, or "".
+  std::string error(nlohmann::json options) {
+    try {
+      open(std::move(options));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  skein::core::PluginRegistry registry;
+  skein::RunInfo run;
+  test::TempDir tmp;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(idx, Fixture)
+
+BOOST_AUTO_TEST_CASE(reads_gzipped_and_plain_files) {
+  for (bool gzip : {true, false}) {
+    test::TempDir dir;
+    test::write_tiny_mnist(dir.str(), 30, 20, gzip);
+    auto data = open({{"dir", dir.str()}});
+    auto info = data->info();
+    BOOST_TEST(info.num_classes == 10);
+    BOOST_TEST(info.input_shape == std::vector<std::int64_t>({1, 28, 28}));
+    auto train = data->train();
+    BOOST_TEST(train.size() == 30);
+    BOOST_TEST(train.inputs.sizes() == torch::IntArrayRef({30, 1, 28, 28}));
+    BOOST_TEST(train.targets[13].item<std::int64_t>() == 3);
+    // Pixel 255 maps to (1 - mean) / std, pixel 0 to -mean / std.
+    BOOST_TEST(train.inputs.max().item<double>() == (1 - 0.2860) / 0.3530, boost::test_tools::tolerance(1e-5));
+    BOOST_TEST(train.inputs.min().item<double>() == -0.2860 / 0.3530, boost::test_tools::tolerance(1e-5));
+    auto test = data->test();
+    BOOST_REQUIRE(test.has_value());
+    BOOST_TEST(test->size() == 20);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(limit_and_no_test_split) {
+  test::write_tiny_mnist(tmp.str(), 30, 20, true);
+  auto data = open({{"dir", tmp.str()}, {"limit", 12}, {"test_images", ""}});
+  BOOST_TEST(data->train().size() == 12);
+  BOOST_TEST(!data->test().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(missing_directory_and_files_name_the_option) {
+  auto err = error({{"dir", tmp.str("nope")}});
+  BOOST_TEST(contains(err, "option 'dir'"), err);
+  BOOST_TEST(contains(err, "nope"), err);
+  err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "option 'train_images'"), err);
+}
+
+BOOST_AUTO_TEST_CASE(bad_magic_is_reported_with_the_file) {
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  test::write_text(tmp.str("train-images-idx3-ubyte"), "PK\x03\x04 definitely not idx");
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "train-images-idx3-ubyte: bad magic"), err);
+}
+
+BOOST_AUTO_TEST_CASE(truncated_body_is_reported) {
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  std::string full = test::read_text(tmp.str("train-images-idx3-ubyte"));
+  test::write_text(tmp.str("train-images-idx3-ubyte"), full.substr(0, full.size() - 100));
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "truncated"), err);
+  BOOST_TEST(contains(err, "7840 bytes"), err);
+}
+
+BOOST_AUTO_TEST_CASE(truncated_gzip_is_reported) {
+  test::write_tiny_mnist(tmp.str(), 50, 10, true);
+  std::string full = test::read_text(tmp.str("train-images-idx3-ubyte.gz"));
+  test::write_text(tmp.str("train-images-idx3-ubyte.gz"), full.substr(0, full.size() / 2));
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "train-images-idx3-ubyte.gz"), err);
+}
+
+BOOST_AUTO_TEST_CASE(count_mismatch_names_both_files) {
+  test::write_tiny_mnist(tmp.str(), 10, 10, true);
+  test::write_idx(tmp.str("train-labels-idx1-ubyte.gz"), {9}, std::vector<std::uint8_t>(9, 1), true);
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "count mismatch"), err);
+  BOOST_TEST(contains(err, "10 images but"), err);
+  BOOST_TEST(contains(err, "9 labels"), err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

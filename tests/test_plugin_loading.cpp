@@ -1,0 +1,136 @@
+#define BOOST_TEST_MODULE plugin_loading
+#include <boost/test/unit_test.hpp>
+
+#include "skein/callback.hpp"
+#include "skein/core/plugin_registry.hpp"
+#include "skein/errors.hpp"
+#include "skein/model.hpp"
+#include "test_support.hpp"
+
+using skein::PluginError;
+using skein::PluginKind;
+using skein::core::PluginRegistry;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string problem_for(const PluginRegistry& reg, const std::string& file) {
+  for (const auto& p : reg.problems())
+    if (contains(p.path, file)) return p.message;
+  return "";
+}
+
+std::string load_error(const std::string& file) {
+  PluginRegistry reg;
+  try {
+    reg.load_file(std::string(BROKEN_PLUGIN_DIR) + "/" + file);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(bundled_plugins_are_discovered_with_their_metadata) {
+  PluginRegistry reg;
+  reg.scan_directory(SKEIN_PLUGIN_DIR);
+  BOOST_TEST(reg.problems().empty());
+  const std::vector<std::pair<std::string, PluginKind>> expected = {
+      {"local", PluginKind::history},  {"none", PluginKind::parallel},
+      {"mlp", PluginKind::model},      {"cnn", PluginKind::model},
+      {"idx", PluginKind::dataset},    {"synthetic", PluginKind::dataset},
+      {"print_log", PluginKind::callback}};
+  for (const auto& [name, kind] : expected) {
+    const auto* rec = reg.find(name);
+    BOOST_REQUIRE_MESSAGE(rec, "plugin " << name << " not found");
+    BOOST_TEST((rec->kind == kind), name);
+    BOOST_TEST(!rec->version.empty());
+    BOOST_TEST(!rec->description.empty());
+  }
+  const auto& mlp = reg.require("mlp");
+  BOOST_REQUIRE(!mlp.options.empty());
+  BOOST_TEST(std::string(mlp.options[0].name) == "hidden");
+  BOOST_TEST(std::string(mlp.options[0].default_json) == "[256, 128]");
+}
+
+BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
+  PluginRegistry reg;
+  reg.scan_directory(BROKEN_PLUGIN_DIR);
+  BOOST_TEST(reg.plugins().empty());
+  BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
+  BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "cannot load plugin file"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 2.0, host supports 1.0"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 1.99, host supports 1.0"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_no_entry.so"), "has no entry point"));
+}
+
+BOOST_AUTO_TEST_CASE(explicitly_named_broken_files_are_errors_naming_the_file) {
+  auto err = load_error("libtest_wrong_api.so");
+  BOOST_TEST(contains(err, "Wrong API version on plugin"), err);
+  BOOST_TEST(contains(err, "libtest_wrong_api.so"), err);
+  BOOST_TEST(contains(load_error("libtest_not_a_plugin.so"), "not a Skein plugin"));
+  BOOST_TEST(contains(load_error("libtest_no_entry.so"), "no_entry"));
+  BOOST_TEST(contains(load_error("libtext_file.so"), "libtext_file.so"));
+}
+
+BOOST_AUTO_TEST_CASE(duplicate_names_are_an_error_naming_both_files) {
+  PluginRegistry reg;
+  reg.scan_directory(TWIN_PLUGIN_DIR_A);
+  reg.scan_directory(TWIN_PLUGIN_DIR_B);
+  BOOST_TEST(contains(problem_for(reg, "libtest_twin_b.so"), "duplicate plugin name 'twin'"));
+  try {
+    reg.require("twin");
+    BOOST_FAIL("expected an error");
+  } catch (const PluginError& e) {
+    BOOST_TEST(contains(e.what(), "libtest_twin_a.so"), e.what());
+    BOOST_TEST(contains(e.what(), "libtest_twin_b.so"), e.what());
+  }
+  // Naming one file explicitly settles it.
+  const auto& rec = reg.load_file(std::string(TWIN_PLUGIN_DIR_B) + "/libtest_twin_b.so");
+  BOOST_TEST(contains(reg.require("twin").path, "twin_b"));
+  BOOST_TEST(rec.name == "twin");
+}
+
+BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
+  std::shared_ptr<skein::Callback> callback;
+  std::shared_ptr<skein::Model> model;
+  skein::RunInfo run;
+  skein::DataInfo info{{4}, 3};
+  {
+    PluginRegistry reg;
+    test::load_test_plugins(reg);
+    skein::Options cb_opts("probe", nlohmann::json{{"stop_at", 0}, {"use_model", false}});
+    callback = reg.create<skein::Callback>(reg.require("probe_callback"),
+                                           skein::PluginArgs{cb_opts, run, nullptr});
+    skein::Options m_opts("probe_model", nlohmann::json{{"tag", "x"}});
+    model = reg.create<skein::Model>(reg.require("probe_model"), skein::PluginArgs{m_opts, run, &info});
+  }  // registry gone
+  auto out = model->forward(torch::ones({2, 4}));
+  BOOST_TEST(out.size(1) == 3);
+  BOOST_TEST(callback->state().is_null());
+  callback.reset();  // destroyed after the registry
+  // A second registry over the same files in the other order, destroyed first.
+  auto reg2 = std::make_unique<PluginRegistry>();
+  reg2->scan_directory(TEST_PLUGIN_DIR);
+  reg2->scan_directory(SKEIN_PLUGIN_DIR);
+  skein::Options m_opts("probe_model", nlohmann::json{{"tag", "y"}});
+  auto model2 = reg2->create<skein::Model>(reg2->require("probe_model"),
+                                           skein::PluginArgs{m_opts, run, &info});
+  reg2.reset();
+  model.reset();
+  BOOST_TEST(model2->forward(torch::ones({1, 4})).size(0) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(creating_a_plugin_as_the_wrong_kind_is_refused) {
+  PluginRegistry reg;
+  test::load_test_plugins(reg);
+  skein::RunInfo run;
+  skein::Options opts("x", nlohmann::json::object());
+  BOOST_CHECK_THROW(reg.create<skein::Callback>(reg.require("mlp"), skein::PluginArgs{opts, run, nullptr}),
+                    skein::ConfigError);
+}

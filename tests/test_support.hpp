@@ -1,0 +1,45 @@
+#pragma once
+// Helpers shared by the test programs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+#include "skein/json.hpp"
+
+#include "skein/core/plugin_registry.hpp"
+
+namespace test {
+
+// A fresh directory under the system temp dir, removed on destruction.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  boost::filesystem::path path;
+  std::string str(const std::string& child = "") const;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs a shell command line with stdout/stderr captured (bounded by `timeout -k`).
+CommandResult run(const std::string& command_line, int timeout_seconds = 240);
+
+// A registry of the bundled plugins plus the test plugins.
+void load_test_plugins(skein::core::PluginRegistry& registry);
+
+// Writes an IDX file of unsigned bytes (gzip-compressed when `gzip`).
+void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,
+               const std::vector<std::uint8_t>& data, bool gzip);
+// Writes a tiny MNIST-like dataset (4 files) into `dir`.
+void write_tiny_mnist(const std::string& dir, std::uint32_t train, std::uint32_t test, bool gzip);
+
+void write_text(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);
+
+// A small, fast config on the synthetic dataset.
+nlohmann::json synthetic_config();
+
+}  // namespace test

@@ -1,0 +1,156 @@
+#define BOOST_TEST_MODULE training
+#include <boost/test/unit_test.hpp>
+
+#include "plugins/probe_model.hpp"
+#include "skein/core/log_stream.hpp"
+#include "skein/core/trainer.hpp"
+#include "test_support.hpp"
+
+using skein::core::Trainer;
+
+namespace {
+
+struct Fixture {
+  Fixture() { test::load_test_plugins(registry); }
+
+  skein::core::RunConfig config(const nlohmann::json& cfg, std::vector<std::string> plugins = {}) {
+    test::write_text(tmp.str("c.json"), cfg.dump());
+    return skein::core::resolve_config({tmp.str("c.json"), plugins, {}}, registry);
+  }
+  std::unique_ptr<Trainer> trainer(const nlohmann::json& cfg, std::vector<std::string> plugins = {}) {
+    return std::make_unique<Trainer>(config(cfg, plugins), registry, skein::RunInfo{}, null_log);
+  }
+
+  skein::core::PluginRegistry registry;
+  skein::core::NullStream null_log;
+  test::TempDir tmp;
+};
+
+std::vector<torch::Tensor> parameters(Trainer& t) { return t.model_base().parameters(); }
+
+// The history without durations (which differ from run to run).
+nlohmann::json without_durations(nlohmann::json epochs) {
+  for (auto& e : epochs) e.erase("dur");
+  return epochs;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(training, Fixture)
+
+BOOST_AUTO_TEST_CASE(loss_decreases_on_synthetic_data) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 5;
+  auto t = trainer(cfg);
+  BOOST_TEST(t->fit() == 5);
+  const auto& h = t->history();
+  BOOST_REQUIRE(h.size() == 5u);
+  const double first = h.get(0, "train_loss").get<double>();
+  const double last = h.get(-1, "train_loss").get<double>();
+  BOOST_TEST(last < first * 0.8, "train_loss " << first << " -> " << last);
+  BOOST_TEST(h.get(-1, "valid_acc").get<double>() > 0.6);
+  auto test = t->test();
+  BOOST_REQUIRE(test.has_value());
+  BOOST_TEST(test->samples == 128);
+  BOOST_TEST(test->accuracy > 0.6);
+}
+
+BOOST_AUTO_TEST_CASE(epoch_values_are_sample_weighted_means_of_batches) {
+  auto t = trainer(test::synthetic_config());
+  t->fit();
+  const auto& epoch = t->history().epochs()[0];
+  double sum = 0, n = 0, vsum = 0, vn = 0;
+  std::size_t train_rows = 0, valid_rows = 0;
+  for (const auto& b : epoch["batches"]) {
+    if (b.contains("train_loss")) {
+      sum += b["train_loss"].get<double>() * b["train_batch_size"].get<double>();
+      n += b["train_batch_size"].get<double>();
+      ++train_rows;
+    } else {
+      vsum += b["valid_acc"].get<double>() * b["valid_batch_size"].get<double>();
+      vn += b["valid_batch_size"].get<double>();
+      ++valid_rows;
+    }
+  }
+  BOOST_TEST(n == 384.0);  // 512 samples, 25% held out
+  BOOST_TEST(vn == 128.0);
+  BOOST_TEST(train_rows == 12u);
+  BOOST_TEST(valid_rows == 4u);
+  BOOST_TEST(epoch["train_loss"].get<double>() == sum / n, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(epoch["valid_acc"].get<double>() == vsum / vn, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(epoch["valid_loss_best"].get<bool>());  // the first epoch is the best so far
+  BOOST_TEST(epoch.contains("dur"));
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_gives_same_weights_and_history) {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["dropout"] = 0.2;  // exercises the global generator too
+  auto a = trainer(cfg);
+  a->fit();
+  auto b = trainer(cfg);
+  b->fit();
+  auto pa = parameters(*a), pb = parameters(*b);
+  BOOST_REQUIRE(pa.size() == pb.size());
+  for (std::size_t i = 0; i < pa.size(); ++i) BOOST_TEST(torch::equal(pa[i], pb[i]));
+  BOOST_TEST(without_durations(a->history().epochs()) == without_durations(b->history().epochs()));
+
+  cfg["seed"] = 8;
+  auto c = trainer(cfg);
+  c->fit();
+  BOOST_TEST(!torch::equal(parameters(*c)[0], pa[0]));
+}
+
+BOOST_AUTO_TEST_CASE(hooks_run_in_skorch_order) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  cfg["batch_size"] = 128;  // 384 train samples: 3 batches; 128 valid: 1 batch
+  auto t = trainer(cfg, {"probe_callback"});
+  t->fit();
+  BOOST_TEST(t->history().get(-1, "probe_events").get<std::string>() == "TEbg.bg.bg.v.et");
+}
+
+BOOST_AUTO_TEST_CASE(callbacks_reach_the_users_own_model_type) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "probe_model"}, {"tag", "mine"}};
+  auto t = trainer(cfg, {"probe_callback:use_model=true"});
+  t->fit();
+  BOOST_TEST(t->history().get(-1, "probe_tag").get<std::string>() == "mine");
+  BOOST_TEST(t->history().get(-1, "probe_epochs_seen").get<long>() == 3);
+  // The same object, by its own type, from outside the callbacks.
+  BOOST_TEST(t->model<ProbeModel>().epochs_seen == std::vector<long>({1, 2, 3}));
+}
+
+BOOST_AUTO_TEST_CASE(asking_for_the_wrong_model_type_is_a_clear_error) {
+  auto t = trainer(test::synthetic_config(), {"probe_callback:use_model=true"});
+  try {
+    t->fit();
+    BOOST_FAIL("expected an error");
+  } catch (const skein::ConfigError& e) {
+    BOOST_TEST(std::string(e.what()).find("ctx.model<") != std::string::npos, e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_callback_can_stop_training) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 6;
+  auto t = trainer(cfg, {"probe_callback:stop_at=2"});
+  BOOST_TEST(t->fit() == 2);
+  BOOST_TEST(t->history().size() == 2u);
+  BOOST_TEST(t->stop_reason() == "probe asked at epoch 2");
+}
+
+BOOST_AUTO_TEST_CASE(optimizers_are_built_from_config) {
+  for (const char* name : {"sgd", "adam", "adamw"}) {
+    auto cfg = test::synthetic_config();
+    cfg["optimizer"] = {{"name", name}, {"lr", 0.01}};
+    cfg["max_epochs"] = 1;
+    auto t = trainer(cfg);
+    t->fit();
+    BOOST_TEST(std::isfinite(t->history().get(0, "train_loss").get<double>()), name);
+  }
+  auto cfg = test::synthetic_config();
+  cfg["optimizer"] = {{"name", "sgd"}, {"lr", 0.01}, {"nesterov", true}};
+  BOOST_CHECK_THROW(trainer(cfg), skein::ConfigError);  // nesterov without momentum
+}
+
+BOOST_AUTO_TEST_SUITE_END()
