@@ -15,6 +15,7 @@ PluginError::~PluginError() = default;
 Callback::~Callback() = default;
 TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
+InMemoryDataset::~InMemoryDataset() = default;
 HistoryBackend::~HistoryBackend() = default;
 Model::~Model() = default;
 Parallel::~Parallel() = default;

@@ -1,6 +1,7 @@
 #include "skein/nn_helpers.hpp"
 
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/dropout.h>
 
 #include "skein/errors.hpp"
 
@@ -21,6 +22,23 @@ std::int64_t flat_size(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
+}
+
+double read_probability(const Options& options, const std::string& key) {
+  const double p = options.get_number(key);
+  if (!(p >= 0 && p < 1)) options.fail(key, "must be in [0, 1), got " + std::to_string(p));
+  return p;
+}
+
+SequentialModel::SequentialModel() { register_module("net", net_); }
+SequentialModel::~SequentialModel() = default;
+
+torch::Tensor SequentialModel::forward(const torch::Tensor& inputs) { return net_->forward(inputs); }
+
+void SequentialModel::add_activation_and_dropout(const std::string& activation, double p,
+                                                 const std::string& owner) {
+  net_->push_back(make_activation(activation, owner));
+  if (p > 0) net_->push_back(torch::nn::Dropout(p));
 }
 
 }  // namespace skein

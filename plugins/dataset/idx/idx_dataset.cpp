@@ -8,7 +8,7 @@
 
 namespace {
 
-class IdxDataset final : public skein::Dataset {
+class IdxDataset final : public skein::InMemoryDataset {
  public:
   explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options) {
     dir_ = opt_.get_string("dir");
@@ -28,10 +28,6 @@ class IdxDataset final : public skein::Dataset {
       info_.input_shape.push_back(train_.inputs.size(static_cast<std::int64_t>(i)));
     if (!opt_.get_string("test_images").empty()) test_ = load("test_images", "test_labels");
   }
-
-  skein::DataInfo info() const override { return info_; }
-  skein::TensorSplit train() override { return train_; }
-  std::optional<skein::TensorSplit> test() override { return test_; }
 
   static constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
@@ -78,9 +74,6 @@ class IdxDataset final : public skein::Dataset {
   std::string dir_;
   double std_ = 1;
   std::int64_t limit_ = 0;
-  skein::DataInfo info_;
-  skein::TensorSplit train_;
-  std::optional<skein::TensorSplit> test_;
 };
 
 }  // namespace

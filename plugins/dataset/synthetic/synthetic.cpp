@@ -8,7 +8,7 @@
 
 namespace {
 
-class Synthetic final : public skein::Dataset {
+class Synthetic final : public skein::InMemoryDataset {
  public:
   explicit Synthetic(const skein::PluginArgs& args) {
     const auto& opt = args.options;
@@ -41,15 +41,6 @@ class Synthetic final : public skein::Dataset {
     train_ = draw(samples);
     if (test_samples > 0) test_ = draw(test_samples);
   }
-
-  skein::DataInfo info() const override { return info_; }
-  skein::TensorSplit train() override { return train_; }
-  std::optional<skein::TensorSplit> test() override { return test_; }
-
- private:
-  skein::DataInfo info_;
-  skein::TensorSplit train_;
-  std::optional<skein::TensorSplit> test_;
 };
 
 }  // namespace

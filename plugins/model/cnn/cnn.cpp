@@ -1,18 +1,15 @@
 // Model "cnn": conv blocks (3x3 conv, activation, 2x2 max-pool), then a
 // hidden linear layer and the classifier. For image inputs [C, H, W].
-#include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 
-#include "skein/model.hpp"
 #include "skein/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
 
-class Cnn final : public skein::Model {
+class Cnn final : public skein::SequentialModel {
  public:
   explicit Cnn(const skein::PluginArgs& args) {
     const auto& opt = args.options;
@@ -26,28 +23,19 @@ class Cnn final : public skein::Model {
       if (c <= 0) opt.fail("channels", "must be positive");
       if (h < 2 || w < 2) opt.fail("channels", "has more pooling stages than the image allows");
       net_->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, c, 3).padding(1)));
-      net_->push_back(skein::make_activation(act, opt.owner()));
+      add_activation_and_dropout(act, 0.0, opt.owner());
       net_->push_back(torch::nn::MaxPool2d(2));
       channels = c;
       h /= 2;
       w /= 2;
     }
-    const double dropout = opt.get_number("dropout");
-    if (dropout < 0 || dropout >= 1) opt.fail("dropout", "must be in [0, 1)");
     const auto hidden = opt.get_int("hidden");
     if (hidden <= 0) opt.fail("hidden", "must be positive");
     net_->push_back(torch::nn::Flatten());
     net_->push_back(torch::nn::Linear(channels * h * w, hidden));
-    net_->push_back(skein::make_activation(act, opt.owner()));
-    if (dropout > 0) net_->push_back(torch::nn::Dropout(dropout));
+    add_activation_and_dropout(act, skein::read_probability(opt, "dropout"), opt.owner());
     net_->push_back(torch::nn::Linear(hidden, args.data->num_classes));
-    register_module("net", net_);
   }
-
-  torch::Tensor forward(const torch::Tensor& inputs) override { return net_->forward(inputs); }
-
- private:
-  torch::nn::Sequential net_;
 };
 
 }  // namespace

@@ -25,4 +25,18 @@ class SKEIN_EXPORT Dataset {
   virtual std::optional<TensorSplit> test() { return std::nullopt; }
 };
 
+// A dataset that loads everything in its constructor into these members.
+class SKEIN_EXPORT InMemoryDataset : public Dataset {
+ public:
+  ~InMemoryDataset() override;
+  DataInfo info() const override { return info_; }
+  TensorSplit train() override { return train_; }
+  std::optional<TensorSplit> test() override { return test_; }
+
+ protected:
+  DataInfo info_;
+  TensorSplit train_;
+  std::optional<TensorSplit> test_;
+};
+
 }  // namespace skein

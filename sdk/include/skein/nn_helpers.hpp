@@ -5,8 +5,11 @@
 #include <vector>
 
 #include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/container/sequential.h>
 
 #include "skein/export.hpp"
+#include "skein/model.hpp"
+#include "skein/options.hpp"
 
 namespace skein {
 
@@ -16,5 +19,22 @@ SKEIN_EXPORT torch::nn::AnyModule make_activation(const std::string& name, const
 
 // Product of a shape's extents (the flattened feature count).
 SKEIN_EXPORT std::int64_t flat_size(const std::vector<std::int64_t>& shape);
+
+// Reads a probability option (e.g. dropout) and checks it is in [0, 1).
+SKEIN_EXPORT double read_probability(const Options& options, const std::string& key);
+
+// A model whose forward pass is one torch::nn::Sequential, registered as "net"
+// (so parameters are named net.0.weight, net.0.bias, ...).
+class SKEIN_EXPORT SequentialModel : public Model {
+ public:
+  SequentialModel();
+  ~SequentialModel() override;
+  torch::Tensor forward(const torch::Tensor& inputs) override;
+
+ protected:
+  // Appends activation(name) and, when p > 0, Dropout(p).
+  void add_activation_and_dropout(const std::string& activation, double p, const std::string& owner);
+  torch::nn::Sequential net_;
+};
 
 }  // namespace skein
