@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "launch.hpp"
 #include "skein/core/run.hpp"
 
 namespace po = boost::program_options;
@@ -11,6 +12,7 @@ namespace skein::launcher {
 
 int cmd_train(const std::vector<std::string>& args) {
   core::TrainRequest req;
+  LaunchOptions launch_opts;
   po::options_description opts("skein train options");
   opts.add_options()("help,h", "show this help")(
       "config,c", po::value(&req.sources.config_path), "JSON config file")(
@@ -21,17 +23,40 @@ int cmd_train(const std::vector<std::string>& args) {
       "run-dir", po::value(&req.run_dir), "output directory (default: a new folder under runs/)")(
       "plugin-dir", po::value(&req.plugin_dirs)->composing(),
       "also scan this directory for plugins (repeatable)");
+  po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
+  dist.add_options()("nproc-per-node", po::value(&launch_opts.nproc_per_node),
+                     "worker processes on this machine")(
+      "nnodes", po::value(&launch_opts.nnodes), "machines in the run (default 1)")(
+      "node-rank", po::value(&launch_opts.node_rank), "this machine's index, 0 hosts the store")(
+      "master-addr", po::value(&launch_opts.master_addr), "address of node 0 (default 127.0.0.1)")(
+      "master-port", po::value(&launch_opts.master_port),
+      "port of the run's TCPStore on node 0 (needed with --nnodes > 1)")(
+      "timeout", po::value(&launch_opts.timeout_s),
+      "seconds any store wait or collective may take (default 300)")(
+      "quiet-ranks", po::bool_switch(&launch_opts.quiet_ranks), "show only rank 0's output (and errors)");
+  opts.add(dist);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
     std::cout << "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
-                 "[--run-dir DIR]\n\n"
+                 "[--run-dir DIR] [--nproc-per-node N ...]\n\n"
               << opts;
     return 0;
   }
   po::notify(vm);
+
+  if (vm.count("nproc-per-node") || vm.count("nnodes")) {
+    launch_opts.run_dir = req.run_dir;
+    launch_opts.config_path = req.sources.config_path;
+    auto& w = launch_opts.worker_args;
+    if (!req.sources.config_path.empty()) w.insert(w.end(), {"--config", req.sources.config_path});
+    for (const auto& p : req.sources.plugins) w.insert(w.end(), {"--plugin", p});
+    for (const auto& s : req.sources.sets) w.insert(w.end(), {"--set", s});
+    for (const auto& d : req.plugin_dirs) w.insert(w.end(), {"--plugin-dir", d});
+    return launch(launch_opts);
+  }
   core::TrainOutcome outcome = core::run_training(req);
-  std::cout << "Run saved in " << outcome.run_dir << std::endl;
+  if (outcome.is_main) std::cout << "Run saved in " << outcome.run_dir << std::endl;
   return 0;
 }
 

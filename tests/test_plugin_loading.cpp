@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "skein/callback.hpp"
+#include "skein/core/option_schema.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
@@ -104,11 +105,13 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
   {
     PluginRegistry reg;
     test::load_test_plugins(reg);
-    skein::Options cb_opts("probe", nlohmann::json{{"stop_at", 0}, {"use_model", false}});
+    const auto& cb = reg.require("probe_callback");
+    skein::Options cb_opts("probe", skein::core::validate_options(cb.options, nlohmann::json::object(), "cb"));
     callback = reg.create<skein::Callback>(reg.require("probe_callback"),
                                            skein::PluginArgs{cb_opts, run, nullptr});
-    skein::Options m_opts("probe_model", nlohmann::json{{"tag", "x"}});
-    model = reg.create<skein::Model>(reg.require("probe_model"), skein::PluginArgs{m_opts, run, &info});
+    const auto& pm = reg.require("probe_model");
+    skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "x"}}, "m"));
+    model = reg.create<skein::Model>(pm, skein::PluginArgs{m_opts, run, &info});
   }  // registry gone
   auto out = model->forward(torch::ones({2, 4}));
   BOOST_TEST(out.size(1) == 3);
@@ -118,9 +121,9 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
   auto reg2 = std::make_unique<PluginRegistry>();
   reg2->scan_directory(TEST_PLUGIN_DIR);
   reg2->scan_directory(SKEIN_PLUGIN_DIR);
-  skein::Options m_opts("probe_model", nlohmann::json{{"tag", "y"}});
-  auto model2 = reg2->create<skein::Model>(reg2->require("probe_model"),
-                                           skein::PluginArgs{m_opts, run, &info});
+  const auto& pm = reg2->require("probe_model");
+  skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "y"}}, "m"));
+  auto model2 = reg2->create<skein::Model>(pm, skein::PluginArgs{m_opts, run, &info});
   reg2.reset();
   model.reset();
   BOOST_TEST(model2->forward(torch::ones({1, 4})).size(0) == 1);

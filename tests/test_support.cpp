@@ -1,6 +1,9 @@
 #include "test_support.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -48,6 +51,42 @@ CommandResult run(const std::string& command_line, int timeout_seconds) {
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
+bool private_network_available() {
+  static const bool available = [] {
+    bool ok = std::system("unshare -rn sh -c 'ip link set lo up' >/dev/null 2>&1") == 0;
+    if (!ok) std::fprintf(stderr, "note: no private network namespace here; using the host's loopback\n");
+    return ok;
+  }();
+  return available;
+}
+
+std::string in_private_network(const std::string& command) {
+  if (!private_network_available()) return "sh -c " + shell_quote(command);
+  return "unshare -rn sh -c " + shell_quote("ip link set lo up && " + command);
+}
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    throw std::runtime_error("free_port: cannot bind");
+  close(fd);
+  return ntohs(addr.sin_port);
 }
 
 void load_test_plugins(skein::core::PluginRegistry& registry) {

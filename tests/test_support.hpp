@@ -27,6 +27,14 @@ struct CommandResult {
 // Runs a shell command line with stdout/stderr captured (bounded by `timeout -k`).
 CommandResult run(const std::string& command_line, int timeout_seconds = 240);
 
+// `sh -c COMMAND`, inside a private network namespace with only loopback up
+// (unshare -rn) when this machine allows it, so that ports opened by the
+// command are reachable from nowhere else.
+std::string in_private_network(const std::string& command);
+bool private_network_available();
+// A TCP port free on 127.0.0.1 right now.
+int free_port();
+
 // A registry of the bundled plugins plus the test plugins.
 void load_test_plugins(skein::core::PluginRegistry& registry);
 

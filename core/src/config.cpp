@@ -80,6 +80,7 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"optimizer", OptionType::object, R"({"name": "sgd"})", "sgd, adam or adamw and their options"},
       {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
       {"max_epochs", OptionType::integer, "10", "Epochs to train"},
+      {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},
       {"seed", OptionType::integer, "0", "Seed of every random choice"},
       {"valid_split", OptionType::number, "0.1", "Fraction of train held out for validation"},
       {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
@@ -258,6 +259,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     // Keys read better without the "config." prefix the validator adds.
     rc.batch_size = positive(cfg, "batch_size");
     rc.max_epochs = positive(cfg, "max_epochs");
+    rc.accumulate_steps = positive(cfg, "accumulate_steps");
     auto seed = cfg["seed"].get<std::int64_t>();
     if (seed < 0) throw ConfigError("seed: must be >= 0, got " + std::to_string(seed));
     rc.seed = static_cast<std::uint64_t>(seed);

@@ -9,7 +9,10 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/digest.hpp"
 #include "skein/core/log_stream.hpp"
+#include "skein/core/rendezvous.hpp"
+#include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
 
@@ -40,15 +43,19 @@ std::string new_run_dir(const std::string& parent, const std::string& config_pat
   return candidate.string();
 }
 
-namespace {
-
-// Refuses a directory that already holds a run; creates it otherwise.
-void prepare_run_dir(const std::string& dir) {
-  for (const char* f : {"config.json", "history.json", "results.json"}) {
+void check_run_dir_free(const std::string& dir) {
+  for (const char* f : {"config.json", "history.json", "results.json", "run.json"}) {
     if (fs::exists(fs::path(dir) / f))
       throw ConfigError("run directory '" + dir + "' already holds a run (" + f +
                         "); choose another --run-dir");
   }
+}
+
+namespace {
+
+// Refuses a directory that already holds a run; creates it otherwise.
+void prepare_run_dir(const std::string& dir) {
+  check_run_dir_free(dir);
   boost::system::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw ConfigError("cannot create run directory '" + dir + "': " + ec.message());
@@ -56,29 +63,76 @@ void prepare_run_dir(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// The run directory every rank uses: the request's, or one chosen by rank 0
+// and shared through the store.
+std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, const RunStore& store) {
+  if (!request.run_dir.empty()) return request.run_dir;
+  if (run.is_main()) {
+    std::string dir = new_run_dir("runs", request.sources.config_path);
+    if (store && run.world_size > 1) store_set(*store.store, "skein/run_dir", dir);
+    return dir;
+  }
+  return store_get(*store.store, "skein/run_dir");
+}
+
+// Publishes this rank's history digest; without skein's launcher, rank 0
+// compares all of them itself and writes run.json.
+void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
+  const std::string digest = history_digest(trainer.history());
+  if (store) store_set(*store.store, digest_key(run.rank), digest);
+  if (!run.is_main() || launched_by_skein()) return;
+  IntegrityReport report;
+  if (store) {
+    report = collect_digests(*store.store, run.world_size);
+  } else {
+    report.digests = {digest};
+    report.consistent = true;
+  }
+  write_file_atomic(run.run_dir + "/run.json", report.to_json().dump(2) + "\n");
+  if (!report.consistent) throw std::runtime_error("integrity check failed: " + report.message);
+}
+
+}  // namespace
+
 TrainOutcome run_training(const TrainRequest& request) {
+  RunInfo run = read_run_env();
+  RunStore store = open_run_store(run);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
   const RunConfig config = resolve_config(request.sources, registry);
 
-  RunInfo run;
-  run.run_dir = request.run_dir.empty() ? new_run_dir("runs", request.sources.config_path)
-                                        : request.run_dir;
-  prepare_run_dir(run.run_dir);
-  write_file_atomic(run.run_dir + "/config.json", config.resolved.dump(2) + "\n");
+  run.run_dir = agree_on_run_dir(request, run, store);
+  if (run.is_main()) {
+    prepare_run_dir(run.run_dir);
+    write_file_atomic(run.run_dir + "/config.json", config.resolved.dump(2) + "\n");
+  }
 
-  std::ofstream log_file(run.run_dir + "/train.log");
-  if (!log_file) throw std::runtime_error("cannot write " + run.run_dir + "/train.log");
-  TeeBuf tee(std::cout.rdbuf(), log_file.rdbuf());
-  std::ostream log(&tee);
+  // Only rank 0 writes the log; other ranks' errors still reach stderr.
+  std::ofstream log_file;
+  NullStream null_log;
+  std::unique_ptr<TeeBuf> tee;
+  std::unique_ptr<std::ostream> tee_stream;
+  if (run.is_main()) {
+    log_file.open(run.run_dir + "/train.log");
+    if (!log_file) throw std::runtime_error("cannot write " + run.run_dir + "/train.log");
+    tee = std::make_unique<TeeBuf>(std::cout.rdbuf(), log_file.rdbuf());
+    tee_stream = std::make_unique<std::ostream>(tee.get());
+  }
+  std::ostream& log = run.is_main() ? *tee_stream : null_log;
 
-  Trainer trainer(config, registry, run, log);
-  log << "Run directory: " << run.run_dir << "\n";
+  Trainer trainer(config, registry, run, log, store ? &store : nullptr);
+  log << "Run directory: " << run.run_dir;
+  if (run.world_size > 1) log << " (" << run.world_size << " processes)";
+  log << "\n";
   TrainOutcome outcome;
+  outcome.is_main = run.is_main();
   outcome.run_dir = run.run_dir;
   outcome.epochs = trainer.fit();
   outcome.stop_reason = trainer.stop_reason();
-  if (!outcome.stop_reason.empty()) log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
+  if (!outcome.stop_reason.empty())
+    log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
 
   nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
   if (auto test = trainer.test()) {
@@ -90,7 +144,8 @@ TrainOutcome run_training(const TrainRequest& request) {
     log << std::fixed << std::setprecision(4) << "Test accuracy: " << test->accuracy
         << "  test loss: " << test->loss << "  (" << test->samples << " samples)\n";
   }
-  write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+  if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+  check_integrity(trainer, run, store);
   log.flush();
   return outcome;
 }

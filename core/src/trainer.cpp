@@ -50,13 +50,13 @@ void check_split(const TensorSplit& s, const std::string& what, const DataInfo& 
 }  // namespace
 
 Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run,
-                 std::ostream& log)
-    : config_(config), run_(std::move(run)), log_(log) {
+                 std::ostream& log, const RunStore* store)
+    : config_(config), run_(std::move(run)), log_(log), store_(store) {
   run_.seed = config_.seed;
   torch::manual_seed(config_.seed);
 
   const Options data_opts = config_.data.make_options();
-  data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr});
+  data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
   const DataInfo info = data_->info();
   TensorSplit all = data_->train();
   check_split(all, "train", info);
@@ -70,19 +70,23 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
   const Options model_opts = config_.model.make_options();
-  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &info});
+  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &info, store_});
 
   const Options par_opts = config_.parallel.make_options();
-  parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr});
+  parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
   parallel_->prepare(*model_);
   optimizer_ = make_optimizer(config_.optimizer, model_->parameters());
 
   const Options hist_opts = config_.history.make_options();
   backend_ = registry.create<HistoryBackend>(*config_.history.record,
-                                             PluginArgs{hist_opts, run_, nullptr});
+                                             PluginArgs{hist_opts, run_, nullptr, store_});
+  if (run_.world_size > 1 && config_.history.record->name == "local")
+    log_ << "Warning: history 'local' keeps each rank's own batches; use 'tcpstore' or "
+            "'filestore' so that every rank decides from the same history\n";
   for (const auto& use : config_.callbacks) {
     const Options opts = use.make_options();
-    callbacks_.push_back(registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr}));
+    callbacks_.push_back(
+        registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr, store_}));
   }
 
   auto& b = history_.batches();
@@ -102,29 +106,41 @@ void Trainer::request_stop(const std::string& reason) {
 
 void Trainer::train_epoch() {
   model_->train();
-  torch::data::samplers::DistributedRandomSampler sampler(
-      static_cast<std::size_t>(train_.size()), run_.world_size, run_.rank);
+  const auto n = static_cast<std::size_t>(train_.size());
+  const auto batch_size = static_cast<std::size_t>(config_.batch_size);
+  torch::data::samplers::DistributedRandomSampler sampler(n, run_.world_size, run_.rank);
   sampler.set_epoch(config_.seed + static_cast<std::uint64_t>(epoch_));
   sampler.reset();
+  // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks
+  // run the same number of batches and gradient-sync steps.
+  const std::size_t per_rank = (n + run_.world_size - 1) / run_.world_size;
+  const long batches = static_cast<long>((per_rank + batch_size - 1) / batch_size);
+  const long accumulate = config_.accumulate_steps;
   auto& log = history_.batches();
   long index = 0;
-  while (auto indices = sampler.next(static_cast<std::size_t>(config_.batch_size))) {
+  while (auto indices = sampler.next(batch_size)) {
     // size_t and int64 share a representation; the vector outlives the view.
     auto idx = torch::from_blob(indices->data(), {static_cast<std::int64_t>(indices->size())},
                                 torch::kLong);
     torch::Tensor x = train_.inputs.index_select(0, idx);
     torch::Tensor y = train_.targets.index_select(0, idx);
     Batch batch{x, y};
-    batch.index = index++;
+    batch.index = index;
+    // Micro-batches of one optimizer step: [group_start, group_start + group).
+    const long group_start = index - index % accumulate;
+    const long group = std::min(accumulate, batches - group_start);
+    const bool step_now = index + 1 == group_start + group;
+    ++index;
     for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
 
-    optimizer_->zero_grad();
+    if (index - 1 == group_start) optimizer_->zero_grad();
     batch.outputs = model_->forward(x);
     batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
-    batch.loss.backward();
-    parallel_->finish_gradients();
+    parallel_->set_gradient_sync(step_now);
+    (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
+    if (step_now) parallel_->finish_gradients();
     for (auto& cb : callbacks_) cb->on_grad_computed(*this, batch);
-    optimizer_->step();
+    if (step_now) optimizer_->step();
 
     log.new_row();
     log.put(k_train_loss_, batch.loss.item<double>());
@@ -229,7 +245,9 @@ long Trainer::fit() {
     if (valid_.size() > 0) evaluate(valid_, true);
     backend_->sync_epoch(history_);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    summarize_epoch(took.count());
+    std::vector<double> seconds{took.count()};
+    parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
+    summarize_epoch(seconds[0]);
     for (auto& cb : callbacks_) cb->on_epoch_end(*this);
     if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
     if (agree_on_stop()) break;

@@ -1,6 +1,7 @@
 #pragma once
 // A user model with its own attribute and method, reached from a callback
-// through ctx.model<ProbeModel>(). Exported so both test plugins share its typeinfo.
+// through ctx.model<ProbeModel>(). It lives in its own shared library (as a
+// user's model library would) so both test plugins share one typeinfo.
 #include <torch/nn/modules/linear.h>
 
 #include "skein/model.hpp"
@@ -8,7 +9,8 @@
 
 class SKEIN_EXPORT ProbeModel : public skein::Model {
  public:
-  ProbeModel(std::int64_t in, std::int64_t classes);
+  // in -> hidden -> classes; `unused` adds a layer forward never touches.
+  ProbeModel(std::int64_t in, std::int64_t hidden, std::int64_t classes, bool unused);
   ~ProbeModel() override;
   torch::Tensor forward(const torch::Tensor& inputs) override;
 
@@ -18,5 +20,5 @@ class SKEIN_EXPORT ProbeModel : public skein::Model {
   std::string tag = "probe";
 
  private:
-  torch::nn::Linear fc_{nullptr};
+  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr}, spare_{nullptr};
 };

@@ -15,6 +15,7 @@ class NoParallel final : public skein::Parallel {
   void prepare(torch::nn::Module&) override {}
   void finish_gradients() override {}
   void all_reduce_sum(std::vector<double>&) override {}
+  void all_reduce_max(std::vector<double>&) override {}
   void barrier() override {}
 };
 

@@ -20,8 +20,10 @@ class SKEIN_EXPORT Parallel {
   virtual void set_gradient_sync(bool enabled) { (void)enabled; }
   // After backward: gradients are the average over ranks when this returns.
   virtual void finish_gradients() = 0;
-  // Element-wise sum over ranks, in place.
+  // Element-wise sum / maximum over ranks, in place. Every rank must call
+  // these in the same order (they are collectives).
   virtual void all_reduce_sum(std::vector<double>& values) = 0;
+  virtual void all_reduce_max(std::vector<double>& values) = 0;
   virtual void barrier() = 0;
 };
 

@@ -22,6 +22,7 @@ class HistoryBackend;
 class Parallel;
 class Model;
 class Dataset;
+struct RunStore;
 
 enum class PluginKind : std::uint32_t { callback = 1, history, parallel, model, dataset };
 SKEIN_EXPORT const char* to_string(PluginKind kind);
@@ -63,7 +64,8 @@ struct PluginInfo {
 struct PluginArgs {
   const Options& options;
   const RunInfo& run;
-  const DataInfo* data;  // set for model plugins
+  const DataInfo* data = nullptr;    // set for model plugins
+  const RunStore* store = nullptr;   // the run's store (skein/run_store.hpp), if it has one
 };
 
 using CreateFn = void* (*)(const PluginArgs*);

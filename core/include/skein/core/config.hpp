@@ -30,6 +30,7 @@ struct RunConfig {
   nlohmann::json resolved;  // what goes to <run_dir>/config.json
   std::int64_t batch_size = 64;
   std::int64_t max_epochs = 10;
+  std::int64_t accumulate_steps = 1;
   std::uint64_t seed = 0;
   double valid_split = 0.1;
   nlohmann::json optimizer;  // validated, with "name"

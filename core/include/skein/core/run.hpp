@@ -18,6 +18,7 @@ struct TrainRequest {
 };
 
 struct TrainOutcome {
+  bool is_main = true;  // rank 0 (the one that reports)
   std::string run_dir;
   long epochs = 0;
   std::string stop_reason;
@@ -32,6 +33,9 @@ SKEIN_EXPORT TrainOutcome run_training(const TrainRequest& request);
 // A registry filled from the default plugin directories, then `extra_dirs`.
 // SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
 SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
+
+// Throws ConfigError when `dir` already holds a run.
+SKEIN_EXPORT void check_run_dir_free(const std::string& dir);
 
 // Picks a fresh run directory under `parent` named after the config file.
 SKEIN_EXPORT std::string new_run_dir(const std::string& parent, const std::string& config_path);

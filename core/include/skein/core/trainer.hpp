@@ -15,6 +15,7 @@
 #include "skein/dataset.hpp"
 #include "skein/history_backend.hpp"
 #include "skein/parallel.hpp"
+#include "skein/run_store.hpp"
 
 namespace skein::core {
 
@@ -28,7 +29,9 @@ struct EvalResult {
 class SKEIN_EXPORT Trainer final : public TrainContext {
  public:
   // `log` receives the run's log lines (pass a null stream on non-main ranks).
-  Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run, std::ostream& log);
+  // `store` is the run's store (null for a single process without one).
+  Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run, std::ostream& log,
+          const RunStore* store = nullptr);
   ~Trainer() override;
 
   // Runs all epochs (or until a stop is agreed). Returns the epochs run.
@@ -57,6 +60,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   RunConfig config_;
   RunInfo run_;
   std::ostream& log_;
+  const RunStore* store_;
   std::shared_ptr<Dataset> data_;
   std::shared_ptr<Model> model_;
   std::shared_ptr<Parallel> parallel_;

@@ -1,0 +1,13 @@
+#pragma once
+#include <string>
+
+#include "skein/export.hpp"
+#include "skein/history.hpp"
+
+namespace skein::core {
+
+// A CRC-64 (ECMA-182 polynomial, as in xz) of the history's JSON without the
+// epoch durations: equal on every rank exactly when their histories agree.
+SKEIN_EXPORT std::string history_digest(const History& history);
+
+}  // namespace skein::core

@@ -1,0 +1,49 @@
+#pragma once
+// The store a launcher hosts for its workers, and the end-of-run integrity
+// check over it. Torch-free header: the launcher includes it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skein/export.hpp"
+#include "skein/json.hpp"
+
+namespace c10d {
+class Store;
+}
+
+namespace skein::core {
+
+// Every rank's history digest, and whether they all agree.
+struct IntegrityReport {
+  std::vector<std::string> digests;  // by rank; "" where a rank reported none
+  bool consistent = false;
+  std::string message;  // what differs, for the error line
+  SKEIN_EXPORT nlohmann::json to_json() const;
+};
+
+// Store key where rank r publishes its digest.
+SKEIN_EXPORT std::string digest_key(int rank);
+
+// Waits up to the store's timeout for the digests of ranks [0, world_size)
+// and compares them.
+SKEIN_EXPORT IntegrityReport collect_digests(c10d::Store& store, int world_size);
+
+class SKEIN_EXPORT Rendezvous {
+ public:
+  // A FileStore at `path` shared by `users` processes (the launcher included).
+  static std::unique_ptr<Rendezvous> file_store(const std::string& path, int users, double timeout_s);
+  // A TCPStore server on `port` (0: any free port; libtorch 1.13 binds every interface).
+  static std::unique_ptr<Rendezvous> tcp_server(int port, int world_size, double timeout_s);
+  // A client of a TCPStore served elsewhere (other nodes' launchers).
+  static std::unique_ptr<Rendezvous> tcp_client(const std::string& host, int port, int world_size,
+                                                double timeout_s);
+  virtual ~Rendezvous();
+
+  virtual int port() const = 0;  // the TCP port (0 for a FileStore)
+  virtual void publish(const std::string& key, const std::string& value) = 0;
+  virtual std::string fetch(const std::string& key) = 0;  // waits up to the timeout
+  virtual IntegrityReport collect_digests(int world_size) = 0;
+};
+
+}  // namespace skein::core

@@ -1,0 +1,33 @@
+#pragma once
+// Where this process stands in a run: torchrun's environment variables, and
+// the run's store.
+#include "skein/export.hpp"
+#include "skein/run_info.hpp"
+#include "skein/run_store.hpp"
+
+namespace skein::core {
+
+// Environment variables set by skein's launcher besides torchrun's.
+constexpr const char* kEnvStoreFile = "SKEIN_STORE_FILE";    // FileStore rendezvous (one node)
+constexpr const char* kEnvStoreUsers = "SKEIN_STORE_USERS";  // processes sharing that file
+constexpr const char* kEnvAgentStore = "SKEIN_AGENT_STORE";  // "1": the launcher serves the TCPStore
+constexpr const char* kEnvRunId = "SKEIN_RUN_ID";
+constexpr const char* kEnvTimeout = "SKEIN_TIMEOUT_S";
+constexpr const char* kEnvLaunched = "SKEIN_LAUNCHED";       // "1": the launcher checks digests
+
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT (a single process when WORLD_SIZE is unset). Bad values are
+// ConfigErrors naming the variable.
+SKEIN_EXPORT RunInfo read_run_env();
+SKEIN_EXPORT bool launched_by_skein();
+
+// Opens the run's store: a FileStore when SKEIN_STORE_FILE is set, else a
+// TCPStore at MASTER_ADDR:MASTER_PORT (served by rank 0, or by the launcher
+// when SKEIN_AGENT_STORE=1), else none (a single process). Fills run.run_id,
+// agreed through the store when the environment does not give one.
+SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
+
+// A random 16-hex-digit id.
+SKEIN_EXPORT std::string random_run_id();
+
+}  // namespace skein::core

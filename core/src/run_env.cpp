@@ -1,0 +1,122 @@
+#include "skein/core/run_env.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "skein/errors.hpp"
+
+namespace skein::core {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+long env_int(const char* name, long fallback, long min, long max) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0')
+    throw ConfigError(std::string("environment variable ") + name + "='" + v + "' is not an integer");
+  if (x < min || x > max)
+    throw ConfigError(std::string("environment variable ") + name + "=" + v + " is out of range [" +
+                      std::to_string(min) + ", " + std::to_string(max) + "]");
+  return x;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+bool launched_by_skein() {
+  const char* v = env(kEnvLaunched);
+  return v && std::string(v) == "1";
+}
+
+std::string random_run_id() {
+  std::random_device rd;
+  std::ostringstream s;
+  s << std::hex << ((static_cast<std::uint64_t>(rd()) << 32) | rd());
+  return s.str();
+}
+
+RunInfo read_run_env() {
+  RunInfo run;
+  if (const char* t = env(kEnvTimeout)) {
+    char* end = nullptr;
+    run.timeout_s = std::strtod(t, &end);
+    if (*end != '\0' || !(run.timeout_s > 0))
+      throw ConfigError(std::string("environment variable ") + kEnvTimeout + "='" + t +
+                        "' must be a positive number of seconds");
+  }
+  if (!env("WORLD_SIZE")) {
+    if (env("RANK")) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not");
+    return run;
+  }
+  run.world_size = static_cast<int>(env_int("WORLD_SIZE", 1, 1, 1 << 20));
+  if (!env("RANK")) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not");
+  run.rank = static_cast<int>(env_int("RANK", 0, 0, run.world_size - 1));
+  run.local_world_size =
+      static_cast<int>(env_int("LOCAL_WORLD_SIZE", run.world_size, 1, run.world_size));
+  run.local_rank = static_cast<int>(env_int("LOCAL_RANK", run.rank % run.local_world_size, 0,
+                                            run.local_world_size - 1));
+  run.multi_node = run.local_world_size < run.world_size;
+  if (const char* addr = env("MASTER_ADDR")) run.master_addr = addr;
+  run.master_port = static_cast<int>(env_int("MASTER_PORT", 0, 0, 65535));
+  if (run.world_size > 1 && !env(kEnvStoreFile) && (run.master_addr.empty() || run.master_port == 0))
+    throw ConfigError("WORLD_SIZE=" + std::to_string(run.world_size) +
+                      " needs MASTER_ADDR and MASTER_PORT (or start the run with skein train "
+                      "--nproc-per-node)");
+  if (const char* id = env(kEnvRunId)) run.run_id = id;
+  return run;
+}
+
+RunStore open_run_store(RunInfo& run) {
+  RunStore rs;
+  const auto timeout = std::chrono::milliseconds(static_cast<long>(run.timeout_s * 1000));
+  try {
+    if (const char* path = env(kEnvStoreFile)) {
+      const int users = static_cast<int>(env_int(kEnvStoreUsers, run.world_size, 1, 1 << 20));
+      rs.kind = RunStore::Kind::file;
+      rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
+    } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
+      c10d::TCPStoreOptions opts;
+      opts.port = static_cast<std::uint16_t>(run.master_port);
+      const char* agent = env(kEnvAgentStore);
+      opts.isServer = run.rank == 0 && !(agent && std::string(agent) == "1");
+      opts.numWorkers = run.world_size;
+      opts.waitWorkers = false;
+      opts.timeout = timeout;
+      rs.kind = RunStore::Kind::tcp;
+      rs.store = c10::make_intrusive<c10d::TCPStore>(run.master_addr, opts);
+    }
+  } catch (const std::exception& e) {
+    std::string where = env(kEnvStoreFile) ? std::string(env(kEnvStoreFile))
+                                           : run.master_addr + ":" + std::to_string(run.master_port);
+    throw std::runtime_error("rank " + std::to_string(run.rank) + ": cannot open the run's store at " +
+                             where + ": " + first_line(e.what()));
+  }
+  if (rs.store) rs.store->setTimeout(timeout);
+  if (run.run_id.empty()) {
+    if (!rs.store || run.world_size == 1) {
+      run.run_id = random_run_id();
+    } else if (run.rank == 0) {
+      run.run_id = random_run_id();
+      store_set(*rs.store, "skein/run_id", run.run_id);
+    } else {
+      run.run_id = store_get(*rs.store, "skein/run_id");
+    }
+  }
+  return rs;
+}
+
+}  // namespace skein::core

@@ -1,0 +1,23 @@
+#pragma once
+#include <string>
+#include <vector>
+
+namespace skein::launcher {
+
+struct LaunchOptions {
+  int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;  // 0: any free port (one node only)
+  bool quiet_ranks = false;
+  double timeout_s = 300;  // every store wait and collective in the workers
+  std::string run_dir;     // empty: node 0 picks one
+  std::string config_path; // names the default run directory
+  std::vector<std::string> worker_args;  // after "skein train", without launcher flags
+};
+
+// Starts this node's workers and waits for them; returns the exit code.
+int launch(const LaunchOptions& options);
+
+}  // namespace skein::launcher

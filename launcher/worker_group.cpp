@@ -1,0 +1,226 @@
+#include "worker_group.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace skein::launcher {
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+struct Stream {
+  int fd = -1;
+  int rank = 0;
+  bool is_err = false;
+  std::string pending;  // bytes after the last newline
+};
+
+struct Worker {
+  pid_t pid = 0;
+  int rank = 0;
+  bool running = true;
+  std::string last_error_line;
+  long first_error_seq = -1;  // order of its first "skein: error:" line among all ranks
+  int status = 0;
+};
+
+std::string now_string() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// The environment for a worker: ours, with the spec's variables replacing ours.
+std::vector<std::string> build_env(const WorkerSpec& spec) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec.env) vars[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
+  return out;
+}
+
+pid_t spawn(const WorkerSpec& spec, int out_fd, int err_fd) {
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls (the launcher may have threads).
+  std::vector<std::string> env = build_env(spec);
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execve(argv[0], argv.data(), envp.data());
+    const char msg[] = "skein: error: cannot execute the worker program\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(127);
+  }
+  return pid;
+}
+
+long g_error_seq = 0;
+
+void emit(const Stream& s, const std::string& line, bool quiet, std::vector<Worker>& workers) {
+  auto& w = workers[s.rank];
+  if (s.is_err && !line.empty()) w.last_error_line = line;
+  if (s.is_err && w.first_error_seq < 0 && line.rfind("skein: error:", 0) == 0)
+    w.first_error_seq = g_error_seq++;
+  if (s.rank != 0 && quiet && !s.is_err) return;
+  std::ostream& out = s.is_err ? std::cerr : std::cout;
+  if (s.rank != 0) out << "[rank " << s.rank << "] ";
+  out << line << '\n';
+  out.flush();
+}
+
+}  // namespace
+
+GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions& options) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  g_interrupted = 0;
+  g_error_seq = 0;
+
+  int max_rank = 0;
+  for (const auto& s : specs) max_rank = std::max(max_rank, s.rank);
+  std::vector<Worker> workers(static_cast<std::size_t>(max_rank) + 1);
+  std::vector<Stream> streams;
+  std::vector<pid_t> pids;
+  for (const auto& spec : specs) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+      throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    pid_t pid = spawn(spec, out[1], err[1]);
+    close(out[1]);
+    close(err[1]);
+    workers[spec.rank].pid = pid;
+    workers[spec.rank].rank = spec.rank;
+    pids.push_back(pid);
+    streams.push_back({out[0], spec.rank, false, ""});
+    streams.push_back({err[0], spec.rank, true, ""});
+  }
+
+  GroupResult result;
+  std::vector<Worker*> first_failures;
+  int running = static_cast<int>(specs.size());
+  bool stopping = false;
+  auto kill_deadline = std::chrono::steady_clock::time_point::max();
+  auto stop_all = [&] {
+    if (stopping) return;
+    stopping = true;
+    for (pid_t pid : pids) kill(pid, SIGTERM);
+    kill_deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(static_cast<long>(options.grace_s * 1000));
+  };
+
+  while (running > 0 || !streams.empty()) {
+    std::vector<pollfd> fds;
+    for (const auto& s : streams) fds.push_back({s.fd, POLLIN, 0});
+    // The poll timeout only bounds how soon exits and signals are noticed.
+    int ready = fds.empty() ? 0 : poll(fds.data(), fds.size(), 100);
+    if (fds.empty()) usleep(50 * 1000);
+    if (ready > 0) {
+      for (std::size_t i = fds.size(); i-- > 0;) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char buf[8192];
+        ssize_t n = read(streams[i].fd, buf, sizeof buf);
+        if (n > 0) {
+          streams[i].pending.append(buf, static_cast<std::size_t>(n));
+          std::size_t nl;
+          while ((nl = streams[i].pending.find('\n')) != std::string::npos) {
+            emit(streams[i], streams[i].pending.substr(0, nl), options.quiet_ranks, workers);
+            streams[i].pending.erase(0, nl + 1);
+          }
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          if (!streams[i].pending.empty()) emit(streams[i], streams[i].pending, options.quiet_ranks, workers);
+          close(streams[i].fd);
+          streams.erase(streams.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+      }
+    }
+    int status = 0;
+    pid_t pid;
+    std::vector<Worker*> failed_now;
+    while (running > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      --running;
+      for (auto& w : workers) {
+        if (w.pid != pid) continue;
+        w.running = false;
+        w.status = status;
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) failed_now.push_back(&w);
+      }
+      pids.erase(std::remove(pids.begin(), pids.end(), pid), pids.end());
+    }
+    if (!failed_now.empty() && !result.failed && !stopping) {
+      result.failed = true;
+      result.when = now_string();
+      first_failures = failed_now;
+      stop_all();
+    }
+    if (g_interrupted && !stopping) {
+      result.interrupted = true;
+      result.when = now_string();
+      stop_all();
+    }
+    if (stopping && std::chrono::steady_clock::now() > kill_deadline) {
+      for (pid_t p : pids) kill(p, SIGKILL);
+      kill_deadline = std::chrono::steady_clock::time_point::max();
+    }
+  }
+  if (result.failed) {
+    // The root cause among the workers that ended together, decided once all
+    // their output is read: one killed by a signal, else the one that
+    // reported an error first (peers of a dead worker fail after it).
+    Worker* root = first_failures.front();
+    for (Worker* w : first_failures) {
+      const bool w_signal = WIFSIGNALED(w->status), root_signal = WIFSIGNALED(root->status);
+      if (w_signal != root_signal) {
+        if (w_signal) root = w;
+      } else if (w->first_error_seq >= 0 &&
+                 (root->first_error_seq < 0 || w->first_error_seq < root->first_error_seq)) {
+        root = w;
+      }
+    }
+    result.rank = root->rank;
+    result.pid = root->pid;
+    result.exit_code = WIFEXITED(root->status) ? WEXITSTATUS(root->status) : 0;
+    result.signal = WIFSIGNALED(root->status) ? WTERMSIG(root->status) : 0;
+    result.last_error_line = root->last_error_line;
+  }
+  return result;
+}
+
+}  // namespace skein::launcher

@@ -1,0 +1,62 @@
+// History backend "filestore": batch records of all ranks merged every epoch
+// through a c10d FileStore: a file every rank can open (a shared filesystem
+// across machines), no network. The file is removed when the run ends.
+#include <boost/filesystem.hpp>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+
+#include "../store_common/store_history.hpp"
+#include "skein/errors.hpp"
+#include "skein/plugin.hpp"
+#include "skein/run_store.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+std::string store_path(const skein::PluginArgs& args) {
+  std::string path = args.options.get_string("path");
+  if (path.empty()) {
+    if (args.run.multi_node)
+      args.options.fail("path", "must name a file on a filesystem every machine shares");
+    path = (fs::path(args.run.run_dir) / "history.filestore").string();
+  }
+  return path;
+}
+
+c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
+  const std::string path = store_path(args);
+  const auto& run = args.run;
+  boost::system::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  // A file left by a crashed run would confuse FileStore's clean-up count:
+  // rank 0 removes it before anyone opens it.
+  const std::string ready_key = "skein/history/filestore_ready/" + run.run_id;
+  const bool coordinated = run.world_size > 1 && args.store && *args.store;
+  if (run.rank == 0) fs::remove(path, ec);
+  else if (coordinated) args.store->store->wait({ready_key});
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::FileStore>(path, run.world_size);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    args.options.fail("path", "names '" + path + "', which cannot be opened: " +
+                                  what.substr(0, what.find('\n')));
+  }
+  store->setTimeout(std::chrono::milliseconds(static_cast<long>(run.timeout_s * 1000)));
+  if (run.rank == 0 && coordinated) skein::store_set(*args.store->store, ready_key, "1");
+  return store;
+}
+
+class FileStoreHistory final : public skein_history::StoreHistory {
+ public:
+  explicit FileStoreHistory(const skein::PluginArgs& args)
+      : StoreHistory(skein_history::prefixed(make_store(args), args.run), args.run) {}
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(FileStoreHistory, history, "filestore", "1.0.0",
+             "History of all ranks merged each epoch through a c10d FileStore (no network)",
+             SKEIN_OPTION("path", string, "\"\"",
+                          "Store file (default: history.filestore in the run directory; across "
+                          "machines, a path on a shared filesystem)"))

@@ -1,0 +1,98 @@
+// Parallel wrapper "ddp": data parallel over a c10d process group (Gloo on
+// CPU). Parameters and buffers start equal (broadcast from rank 0); gradients
+// are averaged by GradientReducer during backward. The user's module is never
+// wrapped: ctx.model<T>() is the same object as in a single-process run.
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/torch.h>
+
+#include "gradient_reducer.hpp"
+#include "skein/errors.hpp"
+#include "skein/parallel.hpp"
+#include "skein/plugin.hpp"
+#include "skein/run_store.hpp"
+
+namespace {
+
+class Ddp final : public skein::Parallel {
+ public:
+  explicit Ddp(const skein::PluginArgs& args) : run_(args.run) {
+    const auto& opt = args.options;
+    const double cap_mb = opt.get_number("bucket_cap_mb");
+    const double first_mb = opt.get_number("first_bucket_mb");
+    if (!(cap_mb > 0)) opt.fail("bucket_cap_mb", "must be positive");
+    if (!(first_mb > 0)) opt.fail("first_bucket_mb", "must be positive");
+    reducer_options_.cap_bytes = static_cast<std::size_t>(cap_mb * (1 << 20));
+    reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
+    const std::string backend = opt.get_string("backend");
+    if (backend != "gloo" && backend != "auto")
+      opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
+    if (run_.world_size == 1) return;  // nothing to synchronise
+    if (!args.store || !*args.store)
+      throw skein::ConfigError("parallel 'ddp': WORLD_SIZE is " + std::to_string(run_.world_size) +
+                               " but the run has no store (start it with skein train --nproc-per-node)");
+    const auto timeout = std::chrono::milliseconds(static_cast<long>(run_.timeout_s * 1000));
+    auto store = c10::make_intrusive<c10d::PrefixStore>("skein/ddp/" + run_.run_id + "/",
+                                                        args.store->store);
+    auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    std::string host = opt.get_string("gloo_host");
+    if (host.empty() && !run_.multi_node) host = "127.0.0.1";  // one machine: loopback only
+    pg_opts->devices.push_back(host.empty()
+                                   ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                   : c10d::ProcessGroupGloo::createDeviceForHostname(host));
+    group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, run_.rank, run_.world_size, pg_opts);
+  }
+
+  void prepare(torch::nn::Module& model) override {
+    if (!group_) return;
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> state = model.parameters();
+    for (const auto& b : model.buffers()) state.push_back(b);
+    c10d::broadcast_coalesced(group_, state, 256u << 20, 0);
+    std::vector<torch::Tensor> trainable;
+    for (const auto& p : model.parameters())
+      if (p.requires_grad()) trainable.push_back(p);
+    reducer_ = std::make_unique<skein_ddp::GradientReducer>(group_, trainable, reducer_options_);
+  }
+
+  void set_gradient_sync(bool enabled) override {
+    if (reducer_) reducer_->set_enabled(enabled);
+  }
+  void finish_gradients() override {
+    if (reducer_) reducer_->finish();
+  }
+  void all_reduce_sum(std::vector<double>& values) override { reduce(values, c10d::ReduceOp::SUM); }
+  void all_reduce_max(std::vector<double>& values) override { reduce(values, c10d::ReduceOp::MAX); }
+  void barrier() override {
+    if (group_) group_->barrier()->wait();
+  }
+
+ private:
+  void reduce(std::vector<double>& values, c10d::ReduceOp op) {
+    if (!group_ || values.empty()) return;
+    auto t = torch::tensor(values, torch::kFloat64);
+    std::vector<torch::Tensor> tensors{t};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = op;
+    group_->allreduce(tensors, opts)->wait();
+    std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
+  }
+
+  skein::RunInfo run_;
+  skein_ddp::ReducerOptions reducer_options_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::unique_ptr<skein_ddp::GradientReducer> reducer_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.0.0",
+             "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo)",
+             SKEIN_OPTION("bucket_cap_mb", number, "25", "Largest gradient bucket, in MiB"),
+             SKEIN_OPTION("first_bucket_mb", number, "1",
+                          "Cap of the first bucket (small, so communication starts early)"),
+             SKEIN_OPTION("backend", string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)"),
+             SKEIN_OPTION("gloo_host", string, "\"\"",
+                          "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "
+                          "address across machines)"))

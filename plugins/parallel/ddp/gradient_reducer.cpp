@@ -1,0 +1,112 @@
+#include "gradient_reducer.hpp"
+
+#include <stdexcept>
+
+namespace skein_ddp {
+
+GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
+                                 std::vector<torch::Tensor> params, const ReducerOptions& options)
+    : group_(std::move(group)), params_(std::move(params)), world_(group_->getSize()) {
+  bucket_of_.resize(params_.size());
+  position_in_bucket_.resize(params_.size());
+  ready_.assign(params_.size(), false);
+  std::size_t bytes = 0;
+  for (std::size_t k = params_.size(); k-- > 0;) {
+    const auto& p = params_[k];
+    const std::size_t cap = buckets_.size() <= 1 ? options.first_cap_bytes : options.cap_bytes;
+    const std::size_t size = static_cast<std::size_t>(p.numel()) * p.element_size();
+    const bool full = !buckets_.empty() && !buckets_.back().params.empty() &&
+                      (bytes + size > cap ||
+                       params_[buckets_.back().params.front()].scalar_type() != p.scalar_type());
+    if (buckets_.empty() || full) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    auto& b = buckets_.back();
+    bucket_of_[k] = buckets_.size() - 1;
+    position_in_bucket_[k] = b.params.size();
+    b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
+    b.params.push_back(k);
+    bytes += size;
+  }
+  for (auto& b : buckets_) {
+    const auto& last = params_[b.params.back()];
+    b.flat = torch::zeros({b.offsets.back() + last.numel()}, last.options().requires_grad(false));
+  }
+  reset();
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    params_[k].register_hook([this, k](torch::Tensor grad) { on_gradient(k, grad); });
+}
+
+torch::Tensor GradientReducer::slot(std::size_t index) {
+  auto& b = buckets_[bucket_of_[index]];
+  const auto& p = params_[index];
+  return b.flat.narrow(0, b.offsets[position_in_bucket_[index]], p.numel()).view(p.sizes());
+}
+
+void GradientReducer::reset() {
+  std::fill(ready_.begin(), ready_.end(), false);
+  for (auto& b : buckets_) {
+    b.pending = b.params.size();
+    b.work.reset();
+  }
+  next_launch_ = 0;
+}
+
+// The gradient a bucket carries: this step's plus what accumulated before.
+void GradientReducer::fill(std::size_t index, const torch::Tensor& grad) {
+  torch::NoGradGuard no_grad;
+  auto s = slot(index);
+  const auto& accumulated = params_[index].grad();
+  if (grad.defined() && accumulated.defined())
+    torch::add_out(s, accumulated, grad);
+  else if (grad.defined())
+    s.copy_(grad);
+  else if (accumulated.defined())
+    s.copy_(accumulated);
+  else
+    s.zero_();
+  ready_[index] = true;
+  --buckets_[bucket_of_[index]].pending;
+}
+
+void GradientReducer::on_gradient(std::size_t index, const torch::Tensor& grad) {
+  if (!enabled_ || ready_[index]) return;
+  fill(index, grad);
+  launch_ready_buckets();
+}
+
+void GradientReducer::launch_ready_buckets() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
+    auto& b = buckets_[next_launch_++];
+    b.flat.div_(world_);
+    std::vector<torch::Tensor> tensors{b.flat};
+    b.work = group_->allreduce(tensors);
+  }
+}
+
+void GradientReducer::finish() {
+  // Parameters that got no gradient this step (unused in forward) contribute
+  // what they hold, so their buckets launch and no rank waits forever.
+  std::vector<bool> had_gradient = ready_;
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    if (!ready_[k]) fill(k, torch::Tensor());
+  launch_ready_buckets();
+  for (auto& b : buckets_) {
+    if (!b.work->wait())
+      throw std::runtime_error("ddp: gradient all-reduce did not complete");
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    auto& p = params_[k];
+    auto averaged = slot(k);
+    if (p.grad().defined()) {
+      p.mutable_grad().copy_(averaged);
+    } else if (had_gradient[k] || averaged.count_nonzero().item<std::int64_t>() > 0) {
+      p.mutable_grad() = averaged.clone();
+    }  // else: unused on every rank; like a single process, it keeps no gradient
+  }
+  reset();
+}
+
+}  // namespace skein_ddp

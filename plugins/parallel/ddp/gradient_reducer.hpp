@@ -1,0 +1,58 @@
+#pragma once
+// Averages gradients across ranks in buckets, overlapping communication with
+// backward (the scheme of PyTorch's DDP, VLDB 2020): parameters are grouped
+// in reverse registration order (roughly the order backward produces their
+// gradients) into buckets of at most `cap_bytes` (the first one smaller, so
+// communication starts early). A gradient hook copies each gradient into its
+// bucket's flat buffer; a full bucket's all-reduce is launched at once,
+// asynchronously, always in bucket order so every rank issues the same
+// sequence of collectives. finish() launches what unused parameters held
+// back, waits, and writes the averages into param.grad.
+#include <cstddef>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/types.h>
+
+namespace skein_ddp {
+
+struct ReducerOptions {
+  std::size_t cap_bytes = 25u << 20;
+  std::size_t first_cap_bytes = 1u << 20;
+};
+
+class GradientReducer {
+ public:
+  GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group, std::vector<torch::Tensor> params,
+                  const ReducerOptions& options);
+  // When false (non-final micro-batches of accumulation), hooks do nothing and
+  // gradients just accumulate locally.
+  void set_enabled(bool enabled) { enabled_ = enabled; }
+  void finish();
+  std::size_t bucket_count() const { return buckets_.size(); }
+
+ private:
+  struct Bucket {
+    std::vector<std::size_t> params;  // indices into params_
+    std::vector<std::int64_t> offsets;
+    torch::Tensor flat;
+    std::size_t pending = 0;  // gradients still to arrive this step
+    c10::intrusive_ptr<c10d::Work> work;
+  };
+  void on_gradient(std::size_t index, const torch::Tensor& grad);
+  void fill(std::size_t index, const torch::Tensor& grad);
+  void launch_ready_buckets();
+  torch::Tensor slot(std::size_t index);
+  void reset();
+
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::vector<torch::Tensor> params_;
+  std::vector<std::size_t> bucket_of_, position_in_bucket_;
+  std::vector<bool> ready_;
+  std::vector<Bucket> buckets_;
+  std::size_t next_launch_ = 0;
+  bool enabled_ = true;
+  double world_;
+};
+
+}  // namespace skein_ddp

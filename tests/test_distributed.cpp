@@ -1,0 +1,274 @@
+#define BOOST_TEST_MODULE distributed
+#include <boost/test/unit_test.hpp>
+
+#include <torch/torch.h>
+
+#include "plugins/probe_model.hpp"
+#include "test_support.hpp"
+
+// Multi-process runs of the real `skein` binary on loopback. Runs that open
+// TCP ports do so inside a private network namespace when the machine allows
+// it. Every run is bounded by `timeout` and by skein's own --timeout.
+
+namespace {
+
+const std::string kSkein = SKEIN_EXE;
+const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
+constexpr int kTimeout = 60;  // skein's bound on any store wait or collective
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+nlohmann::json base_config() {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "probe_model"}, {"hidden", 8}};
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  return cfg;
+}
+
+nlohmann::json load_json(const std::string& path) {
+  return nlohmann::json::parse(test::read_text(path));
+}
+
+nlohmann::json without_durations(nlohmann::json epochs) {
+  for (auto& e : epochs) e.erase("dur");
+  return epochs;
+}
+
+std::vector<torch::Tensor> load_tensors(const std::string& path) {
+  std::vector<torch::Tensor> v;
+  torch::load(v, path);
+  return v;
+}
+
+struct Fixture {
+  test::TempDir tmp;
+  int runs = 0;
+
+  // Runs skein with `args` (a private network namespace when available);
+  // the config is written first. Returns the result; dir is the run dir.
+  test::CommandResult train(const nlohmann::json& cfg, const std::string& args, std::string& dir) {
+    const std::string cfg_path = tmp.str("c" + std::to_string(++runs) + ".json");
+    test::write_text(cfg_path, cfg.dump());
+    dir = tmp.str("run" + std::to_string(runs));
+    const std::string cmd = kSkein + " train --config " + cfg_path + " --run-dir " + dir + kProbe +
+                            args;
+    return test::run(test::in_private_network(cmd), 240);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(distributed, Fixture)
+
+BOOST_AUTO_TEST_CASE(histories_are_identical_on_every_rank_with_both_store_backends) {
+  std::map<std::string, nlohmann::json> by_backend;
+  for (const std::string backend : {"filestore", "tcpstore"}) {
+    auto cfg = base_config();
+    cfg["history"]["plugin"] = backend;
+    std::string dir;
+    auto r = train(cfg, "--nproc-per-node 3 --timeout 60 --plugin probe_callback:dump=true", dir);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, backend << ": " << r.err);
+    const std::string h0 = test::read_text(dir + "/probe_history_rank0.json");
+    BOOST_TEST(!h0.empty());
+    for (int rank : {1, 2})
+      BOOST_TEST(test::read_text(dir + "/probe_history_rank" + std::to_string(rank) + ".json") == h0,
+                 backend << " rank " << rank);
+    // Every rank's batches are in every history, marked with their rank.
+    auto history = nlohmann::json::parse(h0);
+    std::set<int> ranks;
+    for (const auto& b : history[0]["batches"]) ranks.insert(b["rank"].get<int>());
+    BOOST_TEST(ranks.size() == 3u);
+    auto run = load_json(dir + "/run.json");
+    BOOST_TEST(run["consistent"].get<bool>());
+    BOOST_TEST(run["history_digests"].size() == 3u);
+    auto saved = history;  // the probe dumped after recording its events
+    saved.back().erase("probe_events");
+    BOOST_TEST(load_json(dir + "/history.json") == saved);
+    BOOST_TEST(!boost::filesystem::exists(dir + "/history.filestore"), "store file left behind");
+    // Parameters end identical on every rank.
+    auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+    for (int rank : {1, 2}) {
+      auto p = load_tensors(dir + "/probe_params_rank" + std::to_string(rank) + ".pt");
+      BOOST_REQUIRE(p.size() == p0.size());
+      for (std::size_t i = 0; i < p.size(); ++i) BOOST_TEST(torch::equal(p[i], p0[i]));
+    }
+    by_backend[backend] = without_durations(history);
+  }
+  BOOST_TEST(by_backend["filestore"] == by_backend["tcpstore"]);
+}
+
+BOOST_AUTO_TEST_CASE(history_backend_is_swapped_by_config_alone) {
+  nlohmann::json reference;
+  for (const std::string backend : {"local", "filestore", "tcpstore"}) {
+    auto cfg = base_config();
+    cfg["parallel"]["plugin"] = "none";
+    cfg["history"]["plugin"] = backend;
+    std::string dir;
+    auto r = train(cfg, "", dir);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, backend << ": " << r.err);
+    auto h = without_durations(load_json(dir + "/history.json"));
+    if (reference.is_null()) reference = h;
+    BOOST_TEST(h == reference, backend);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ddp_gradients_equal_the_single_process_gradients_of_the_global_batch) {
+  auto cfg = base_config();
+  cfg["max_epochs"] = 1;
+  // A tiny bucket cap: several buckets, launched during backward.
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --set parallel.bucket_cap_mb=0.0001 "
+                      "--set parallel.first_bucket_mb=0.0001 --plugin probe_callback:dump=true", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto d0 = load_tensors(dir + "/probe_first_batch_rank0.pt");
+  auto d1 = load_tensors(dir + "/probe_first_batch_rank1.pt");
+  // Layout: inputs, targets, 4 parameters (fc1 w/b, fc2 w/b), 4 gradients.
+  BOOST_REQUIRE(d0.size() == 10u);
+  for (int i = 2; i < 6; ++i) BOOST_TEST(torch::equal(d0[i], d1[i]), "initial parameter " << i);
+  for (int i = 6; i < 10; ++i) BOOST_TEST(torch::equal(d0[i], d1[i]), "synced gradient " << i);
+  BOOST_TEST(!torch::equal(d0[0], d1[0]), "ranks must see different samples");
+
+  // The same model on the concatenated batch in one process.
+  ProbeModel model(16, 8, 4, false);
+  {
+    torch::NoGradGuard no_grad;
+    auto params = model.parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(d0[2 + i]);
+  }
+  auto x = torch::cat({d0[0], d1[0]});
+  auto y = torch::cat({d0[1], d1[1]});
+  torch::nn::functional::cross_entropy(model.forward(x), y).backward();
+  auto params = model.parameters();
+  // Tolerance: float32 sums in a different order (per-rank means, then the average).
+  for (std::size_t i = 0; i < params.size(); ++i)
+    BOOST_TEST(torch::allclose(params[i].grad(), d0[6 + i], 1e-5, 1e-6), "gradient " << i);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_decided_from_history_happens_on_the_same_epoch_everywhere) {
+  auto cfg = base_config();
+  cfg["max_epochs"] = 8;
+  std::string dir;
+  // Per-rank losses differ (different shards); the merged history does not.
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin probe_callback:dump=true,stop_below=0.6", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto h0 = load_json(dir + "/probe_history_rank0.json");
+  auto h1 = load_json(dir + "/probe_history_rank1.json");
+  BOOST_TEST(h0.size() < 8u, "the threshold must be reached");
+  BOOST_TEST(h0.size() == h1.size());
+  BOOST_TEST(h0.back()["probe_stop_epoch"] == h1.back()["probe_stop_epoch"]);
+  // Rank losses differ within an epoch: the decision is not trivially equal.
+  const auto& batches = h0[0]["batches"];
+  BOOST_TEST(batches[0]["train_loss"] != batches[batches.size() / 2]["train_loss"]);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_requested_by_one_rank_stops_all) {
+  auto cfg = base_config();
+  cfg["max_epochs"] = 6;
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin probe_callback:dump=true,stop_at=2,stop_rank=1", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(load_json(dir + "/probe_history_rank0.json").size() == 2u);
+  BOOST_TEST(load_json(dir + "/probe_history_rank1.json").size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_parameter_without_gradient_does_not_stall_the_reduction) {
+  auto cfg = base_config();
+  cfg["model"]["unused"] = true;
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 30 --plugin probe_callback:dump=true", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
+  BOOST_REQUIRE(p0.size() == 6u);
+  for (std::size_t i = 0; i < p0.size(); ++i) BOOST_TEST(torch::equal(p0[i], p1[i]));
+}
+
+BOOST_AUTO_TEST_CASE(gradient_accumulation_matches_one_larger_batch) {
+  std::vector<std::vector<torch::Tensor>> finals;
+  for (int accumulate : {1, 2}) {
+    auto cfg = base_config();
+    cfg["batch_size"] = 32 / accumulate;
+    cfg["accumulate_steps"] = accumulate;
+    cfg["optimizer"] = {{"name", "sgd"}, {"lr", 0.05}};
+    std::string dir;
+    auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin probe_callback:dump=true", dir);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    finals.push_back(load_tensors(dir + "/probe_params_rank0.pt"));
+  }
+  for (std::size_t i = 0; i < finals[0].size(); ++i)
+    BOOST_TEST(torch::allclose(finals[0][i], finals[1][i], 1e-4, 1e-5), "parameter " << i);
+}
+
+BOOST_AUTO_TEST_CASE(validation_metrics_equal_the_single_process_metrics) {
+  std::vector<nlohmann::json> epochs;
+  std::vector<nlohmann::json> results;
+  for (int n : {1, 2}) {
+    auto cfg = base_config();
+    cfg["max_epochs"] = 1;
+    cfg["valid_split"] = 0.3;  // 153 samples: not divisible by 2 ranks
+    std::string dir;
+    auto r = train(cfg, (n == 1 ? std::string() : "--nproc-per-node 2 --timeout 60 ") +
+                            "--plugin probe_callback:freeze=true", dir);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    epochs.push_back(load_json(dir + "/history.json")[0]);
+    results.push_back(load_json(dir + "/results.json"));
+  }
+  for (const char* key : {"valid_loss", "valid_acc"})
+    BOOST_TEST(epochs[0][key].get<double>() == epochs[1][key].get<double>(),
+               boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(results[0]["test_accuracy"].get<double>() == results[1]["test_accuracy"].get<double>());
+  BOOST_TEST(results[1]["test_samples"].get<int>() == 128);
+}
+
+BOOST_AUTO_TEST_CASE(callbacks_reach_the_users_model_under_ddp_and_log_once) {
+  auto cfg = base_config();
+  cfg["callbacks"] = {{{"plugin", "print_log"}}};
+  cfg["model"]["tag"] = "mine";
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin probe_callback:use_model=true", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(load_json(dir + "/history.json").back()["probe_tag"].get<std::string>() == "mine");
+  // One epoch table, from rank 0.
+  std::size_t headers = 0;
+  for (std::size_t pos = 0; (pos = r.out.find("train_loss", pos)) != std::string::npos; ++pos) ++headers;
+  BOOST_TEST(headers == 1u, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_worker_stops_the_run_with_a_summary) {
+  auto cfg = base_config();
+  cfg["max_epochs"] = 5;
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 30 --plugin probe_callback:fail_at=2,fail_rank=1", dir);
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(contains(r.err, "worker rank 1"), r.err);
+  BOOST_TEST(contains(r.err, "exit code 1"), r.err);
+  BOOST_TEST(contains(r.err, "probe failure on rank 1"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {
+  auto cfg = base_config();
+  cfg["history"]["plugin"] = "tcpstore";
+  const std::string cfg_path = tmp.str("ext.json");
+  test::write_text(cfg_path, cfg.dump());
+  const std::string dir = tmp.str("ext");
+  const int port = test::free_port();
+  std::string script;
+  for (int rank : {0, 1}) {
+    script += "env WORLD_SIZE=2 RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
+              " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " SKEIN_TIMEOUT_S=60 " +
+              kSkein + " train --config " + cfg_path + " --run-dir " + dir + kProbe +
+              " --plugin probe_callback:dump=true > " + tmp.str("ext" + std::to_string(rank)) +
+              ".log 2>&1 & ";
+  }
+  script += "wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
+  auto r = test::run(test::in_private_network(script), 240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(tmp.str("ext1.log")));
+  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+  BOOST_TEST(test::read_text(dir + "/probe_history_rank0.json") ==
+             test::read_text(dir + "/probe_history_rank1.json"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
