@@ -59,7 +59,8 @@ int launch(const LaunchOptions& o) {
   const bool multi_node = o.nnodes > 1;
 
   // The run's store, hosted here so that it outlives every worker.
-  std::unique_ptr<PrivateDir> private_dir;
+  // Private: the single-node store and the workers' failure reports.
+  PrivateDir private_dir;
   std::unique_ptr<core::Rendezvous> rdzv;
   std::vector<std::pair<std::string, std::string>> env = {
       {"WORLD_SIZE", std::to_string(world)},
@@ -74,8 +75,7 @@ int launch(const LaunchOptions& o) {
   try {
     if (!multi_node) {
       // One machine: a FileStore in a private directory opens no port.
-      private_dir = std::make_unique<PrivateDir>();
-      const std::string file = private_dir->path + "/store";
+      const std::string file = private_dir.path + "/store";
       rdzv = core::Rendezvous::file_store(file, world + 1, o.timeout_s);
       env.push_back({core::kEnvStoreFile, file});
       env.push_back({core::kEnvStoreUsers, std::to_string(world + 1)});
@@ -123,6 +123,8 @@ int launch(const LaunchOptions& o) {
     w.env = env;
     w.env.push_back({"RANK", std::to_string(w.rank)});
     w.env.push_back({"LOCAL_RANK", std::to_string(local)});
+    w.error_file = private_dir.path + "/error_rank" + std::to_string(w.rank) + ".json";
+    w.env.push_back({core::kEnvErrorFile, w.error_file});
     workers.push_back(std::move(w));
   }
   GroupOptions group;

@@ -13,7 +13,10 @@
 #include <iostream>
 #include <algorithm>
 #include <map>
+#include <fstream>
 #include <stdexcept>
+
+#include "skein/json.hpp"
 
 extern char** environ;
 
@@ -36,9 +39,21 @@ struct Worker {
   int rank = 0;
   bool running = true;
   std::string last_error_line;
-  long first_error_seq = -1;  // order of its first "skein: error:" line among all ranks
+  std::string error_file;
   int status = 0;
 };
+
+// The failure a worker reported: (time in µs since the epoch, message), or time -1.
+std::pair<long long, std::string> reported_failure(const Worker& w) {
+  std::ifstream in(w.error_file);
+  if (w.error_file.empty() || !in) return {-1, ""};
+  try {
+    auto j = nlohmann::json::parse(in);
+    return {j.at("time_us").get<long long>(), j.at("message").get<std::string>()};
+  } catch (const std::exception&) {
+    return {-1, ""};
+  }
+}
 
 std::string now_string() {
   std::time_t t = std::time(nullptr);
@@ -89,13 +104,8 @@ pid_t spawn(const WorkerSpec& spec, int out_fd, int err_fd) {
   return pid;
 }
 
-long g_error_seq = 0;
-
 void emit(const Stream& s, const std::string& line, bool quiet, std::vector<Worker>& workers) {
-  auto& w = workers[s.rank];
-  if (s.is_err && !line.empty()) w.last_error_line = line;
-  if (s.is_err && w.first_error_seq < 0 && line.rfind("skein: error:", 0) == 0)
-    w.first_error_seq = g_error_seq++;
+  if (s.is_err && !line.empty()) workers[s.rank].last_error_line = line;
   if (s.rank != 0 && quiet && !s.is_err) return;
   std::ostream& out = s.is_err ? std::cerr : std::cout;
   if (s.rank != 0) out << "[rank " << s.rank << "] ";
@@ -112,7 +122,6 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   g_interrupted = 0;
-  g_error_seq = 0;
 
   int max_rank = 0;
   for (const auto& s : specs) max_rank = std::max(max_rank, s.rank);
@@ -128,6 +137,7 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
     close(err[1]);
     workers[spec.rank].pid = pid;
     workers[spec.rank].rank = spec.rank;
+    workers[spec.rank].error_file = spec.error_file;
     pids.push_back(pid);
     streams.push_back({out[0], spec.rank, false, ""});
     streams.push_back({err[0], spec.rank, true, ""});
@@ -201,24 +211,34 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
     }
   }
   if (result.failed) {
-    // The root cause among the workers that ended together, decided once all
-    // their output is read: one killed by a signal, else the one that
-    // reported an error first (peers of a dead worker fail after it).
+    // The root cause: a worker of the first failures killed by a signal (it
+    // could report nothing), else the earliest reported failure of any rank
+    // (peers of a failed worker fail after it), else the first one reaped.
     Worker* root = first_failures.front();
+    long long root_time = -1;
+    bool by_signal = false;
     for (Worker* w : first_failures) {
-      const bool w_signal = WIFSIGNALED(w->status), root_signal = WIFSIGNALED(root->status);
-      if (w_signal != root_signal) {
-        if (w_signal) root = w;
-      } else if (w->first_error_seq >= 0 &&
-                 (root->first_error_seq < 0 || w->first_error_seq < root->first_error_seq)) {
+      if (WIFSIGNALED(w->status) && !by_signal) {
         root = w;
+        by_signal = true;
+      }
+    }
+    if (!by_signal) {
+      for (auto& w : workers) {
+        if (w.pid == 0 || WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0) continue;
+        auto [time, message] = reported_failure(w);
+        if (time >= 0 && (root_time < 0 || time < root_time)) {
+          root = &w;
+          root_time = time;
+        }
       }
     }
     result.rank = root->rank;
     result.pid = root->pid;
     result.exit_code = WIFEXITED(root->status) ? WEXITSTATUS(root->status) : 0;
     result.signal = WIFSIGNALED(root->status) ? WTERMSIG(root->status) : 0;
-    result.last_error_line = root->last_error_line;
+    auto reported = reported_failure(*root);
+    result.last_error_line = reported.first >= 0 ? reported.second : root->last_error_line;
   }
   return result;
 }

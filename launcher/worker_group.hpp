@@ -12,6 +12,7 @@ struct WorkerSpec {
   int local_rank = 0;
   std::vector<std::string> argv;                          // argv[0] is the program
   std::vector<std::pair<std::string, std::string>> env;  // added to this process's environment
+  std::string error_file;  // where the worker reports its failure (SKEIN_ERROR_FILE)
 };
 
 struct GroupOptions {

@@ -271,4 +271,50 @@ BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {
              test::read_text(dir + "/probe_history_rank1.json"));
 }
 
+// Two "machines": network namespaces joined by a veth pair, made inside a
+// private network and mount namespace so the host is untouched.
+BOOST_AUTO_TEST_CASE(two_hosts_train_as_one_run) {
+  auto cfg = base_config();
+  cfg["history"]["plugin"] = "tcpstore";
+  const std::string cfg_path = tmp.str("two.json");
+  test::write_text(cfg_path, cfg.dump());
+  const std::string dir = tmp.str("two");
+  auto node = [&](int rank, const std::string& ip) {
+    return "ip netns exec host" + std::to_string(rank) + " " + kSkein + " train --config " +
+           cfg_path + " --run-dir " + dir + kProbe +
+           " --plugin probe_callback:dump=true --plugin ddp:gloo_host=" + ip +
+           " --nnodes 2 --node-rank " + std::to_string(rank) +
+           " --nproc-per-node 1 --master-addr 10.213.7.1 --master-port 29600 --timeout 60 > " +
+           tmp.str("node" + std::to_string(rank) + ".log") + " 2>&1";
+  };
+  const std::string script = tmp.str("two_hosts.sh");
+  test::write_text(script,
+                   "mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || exit 3\n"
+                   "ip netns add host0 && ip netns add host1 || exit 3\n"
+                   "ip link add veth0 type veth peer name veth1 || exit 3\n"
+                   "ip link set veth0 netns host0 && ip link set veth1 netns host1 || exit 3\n"
+                   "ip -n host0 addr add 10.213.7.1/24 dev veth0 || exit 3\n"
+                   "ip -n host1 addr add 10.213.7.2/24 dev veth1 || exit 3\n"
+                   "for n in host0 host1; do ip -n $n link set lo up || exit 3; done\n"
+                   "ip -n host0 link set veth0 up && ip -n host1 link set veth1 up || exit 3\n" +
+                       node(0, "10.213.7.1") + " &\n" + node(1, "10.213.7.2") + " &\n" +
+                       "wait %1; a=$?; wait %2; b=$?; exit $((a + b))\n");
+  auto r = test::run("unshare -nm --propagation private sh " + script, 240);
+  if (r.exit_code == 3) {
+    BOOST_WARN_MESSAGE(false, "two-host test skipped: this machine does not allow network "
+                              "namespaces with veth pairs (" << r.err << ")");
+    return;
+  }
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(tmp.str("node0.log")) + "\n" +
+                                              test::read_text(tmp.str("node1.log")));
+  auto run = load_json(dir + "/run.json");
+  BOOST_TEST(run["consistent"].get<bool>());
+  BOOST_TEST(run["nnodes"].get<int>() == 2);
+  BOOST_TEST(test::read_text(dir + "/probe_history_rank0.json") ==
+             test::read_text(dir + "/probe_history_rank1.json"));
+  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
+  for (std::size_t i = 0; i < p0.size(); ++i) BOOST_TEST(torch::equal(p0[i], p1[i]));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

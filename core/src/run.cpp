@@ -122,30 +122,38 @@ TrainOutcome run_training(const TrainRequest& request) {
   }
   std::ostream& log = run.is_main() ? *tee_stream : null_log;
 
-  Trainer trainer(config, registry, run, log, store ? &store : nullptr);
-  log << "Run directory: " << run.run_dir;
-  if (run.world_size > 1) log << " (" << run.world_size << " processes)";
-  log << "\n";
+  // A failure is reported before the trainer (and its connections) goes away,
+  // so the launcher can tell it from the failures of the peers it causes.
+  std::unique_ptr<Trainer> trainer;
   TrainOutcome outcome;
-  outcome.is_main = run.is_main();
-  outcome.run_dir = run.run_dir;
-  outcome.epochs = trainer.fit();
-  outcome.stop_reason = trainer.stop_reason();
-  if (!outcome.stop_reason.empty())
-    log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
+  try {
+    trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+    log << "Run directory: " << run.run_dir;
+    if (run.world_size > 1) log << " (" << run.world_size << " processes)";
+    log << "\n";
+    outcome.is_main = run.is_main();
+    outcome.run_dir = run.run_dir;
+    outcome.epochs = trainer->fit();
+    outcome.stop_reason = trainer->stop_reason();
+    if (!outcome.stop_reason.empty())
+      log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
 
-  nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
-  if (auto test = trainer.test()) {
-    outcome.test_accuracy = test->accuracy;
-    outcome.test_loss = test->loss;
-    results["test_accuracy"] = test->accuracy;
-    results["test_loss"] = test->loss;
-    results["test_samples"] = test->samples;
-    log << std::fixed << std::setprecision(4) << "Test accuracy: " << test->accuracy
-        << "  test loss: " << test->loss << "  (" << test->samples << " samples)\n";
+    nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
+    if (auto test = trainer->test()) {
+      outcome.test_accuracy = test->accuracy;
+      outcome.test_loss = test->loss;
+      results["test_accuracy"] = test->accuracy;
+      results["test_loss"] = test->loss;
+      results["test_samples"] = test->samples;
+      log << std::fixed << std::setprecision(4) << "Test accuracy: " << test->accuracy
+          << "  test loss: " << test->loss << "  (" << test->samples << " samples)\n";
+    }
+    if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+    check_integrity(*trainer, run, store);
+  } catch (const std::exception& e) {
+    report_failure(run.rank, e.what());
+    throw;
   }
-  if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
-  check_integrity(trainer, run, store);
   log.flush();
   return outcome;
 }

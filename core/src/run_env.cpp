@@ -8,7 +8,9 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "skein/atomic_file.hpp"
 #include "skein/errors.hpp"
+#include "skein/json.hpp"
 
 namespace skein::core {
 
@@ -47,6 +49,20 @@ std::string random_run_id() {
   std::ostringstream s;
   s << std::hex << ((static_cast<std::uint64_t>(rd()) << 32) | rd());
   return s.str();
+}
+
+void report_failure(int rank, const std::string& message) {
+  const char* path = env(kEnvErrorFile);
+  if (!path) return;
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  nlohmann::json j = {{"rank", rank},
+                      {"time_us", std::chrono::duration_cast<std::chrono::microseconds>(now).count()},
+                      {"message", first_line(message)}};
+  try {
+    write_file_atomic(path, j.dump());
+  } catch (const std::exception&) {
+    // Best effort: the error itself still reaches stderr.
+  }
 }
 
 RunInfo read_run_env() {

@@ -14,6 +14,7 @@ constexpr const char* kEnvAgentStore = "SKEIN_AGENT_STORE";  // "1": the launche
 constexpr const char* kEnvRunId = "SKEIN_RUN_ID";
 constexpr const char* kEnvTimeout = "SKEIN_TIMEOUT_S";
 constexpr const char* kEnvLaunched = "SKEIN_LAUNCHED";       // "1": the launcher checks digests
+constexpr const char* kEnvErrorFile = "SKEIN_ERROR_FILE";    // where a failing worker reports
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT (a single process when WORLD_SIZE is unset). Bad values are
@@ -26,6 +27,10 @@ SKEIN_EXPORT bool launched_by_skein();
 // when SKEIN_AGENT_STORE=1), else none (a single process). Fills run.run_id,
 // agreed through the store when the environment does not give one.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
+
+// When SKEIN_ERROR_FILE is set, writes {"rank", "time_us", "message"} there, so
+// the launcher can tell the first failure from the ones it caused.
+SKEIN_EXPORT void report_failure(int rank, const std::string& message);
 
 // A random 16-hex-digit id.
 SKEIN_EXPORT std::string random_run_id();
