@@ -77,25 +77,15 @@ std::unique_ptr<Rendezvous> Rendezvous::file_store(const std::string& path, int 
 }
 
 std::unique_ptr<Rendezvous> Rendezvous::tcp_server(int port, int world_size, double timeout_s) {
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<std::uint16_t>(port);
-  opts.isServer = true;
-  opts.numWorkers = world_size;
-  opts.waitWorkers = false;
-  opts.timeout = ms(timeout_s);
-  auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", opts);
+  auto store = c10::make_intrusive<c10d::TCPStore>(
+      "127.0.0.1", tcp_store_options(port, true, world_size, timeout_s));
   return std::make_unique<StoreRendezvous>(store, store->getPort());
 }
 
 std::unique_ptr<Rendezvous> Rendezvous::tcp_client(const std::string& host, int port, int world_size,
                                                    double timeout_s) {
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<std::uint16_t>(port);
-  opts.isServer = false;
-  opts.numWorkers = world_size;
-  opts.waitWorkers = false;
-  opts.timeout = ms(timeout_s);
-  auto store = c10::make_intrusive<c10d::TCPStore>(host, opts);
+  auto store = c10::make_intrusive<c10d::TCPStore>(
+      host, tcp_store_options(port, false, world_size, timeout_s));
   return std::make_unique<StoreRendezvous>(store, port);
 }
 

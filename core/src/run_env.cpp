@@ -105,15 +105,11 @@ RunStore open_run_store(RunInfo& run) {
       rs.kind = RunStore::Kind::file;
       rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
     } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
-      c10d::TCPStoreOptions opts;
-      opts.port = static_cast<std::uint16_t>(run.master_port);
       const char* agent = env(kEnvAgentStore);
-      opts.isServer = run.rank == 0 && !(agent && std::string(agent) == "1");
-      opts.numWorkers = run.world_size;
-      opts.waitWorkers = false;
-      opts.timeout = timeout;
+      const bool serve = run.rank == 0 && !(agent && std::string(agent) == "1");
       rs.kind = RunStore::Kind::tcp;
-      rs.store = c10::make_intrusive<c10d::TCPStore>(run.master_addr, opts);
+      rs.store = c10::make_intrusive<c10d::TCPStore>(
+          run.master_addr, tcp_store_options(run.master_port, serve, run.world_size, run.timeout_s));
     }
   } catch (const std::exception& e) {
     std::string where = env(kEnvStoreFile) ? std::string(env(kEnvStoreFile))

@@ -2,6 +2,17 @@
 
 namespace skein {
 
+c10d::TCPStoreOptions tcp_store_options(int port, bool is_server, int world_size,
+                                        double timeout_s) {
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<std::uint16_t>(port);
+  opts.isServer = is_server;
+  opts.numWorkers = world_size;
+  opts.waitWorkers = false;
+  opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  return opts;
+}
+
 void store_set(c10d::Store& store, const std::string& key, const std::string& value) {
   store.set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
 }

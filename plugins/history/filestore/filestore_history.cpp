@@ -47,11 +47,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   return store;
 }
 
-class FileStoreHistory final : public skein_history::StoreHistory {
- public:
-  explicit FileStoreHistory(const skein::PluginArgs& args)
-      : StoreHistory(skein_history::prefixed(make_store(args), args.run), args.run) {}
-};
+using FileStoreHistory = skein_history::StoreHistoryPlugin<make_store>;
 
 }  // namespace
 

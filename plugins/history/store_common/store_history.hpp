@@ -13,6 +13,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "skein/history_backend.hpp"
+#include "skein/plugin.hpp"
 #include "skein/run_info.hpp"
 
 namespace skein_history {
@@ -40,5 +41,13 @@ class StoreHistory : public skein::HistoryBackend {
 // store (or a stale store file) never see each other's keys.
 c10::intrusive_ptr<c10d::Store> prefixed(c10::intrusive_ptr<c10d::Store> store,
                                          const skein::RunInfo& run);
+
+// A history plugin class from a function that makes its store.
+template <c10::intrusive_ptr<c10d::Store> (*MakeStore)(const skein::PluginArgs&)>
+class StoreHistoryPlugin final : public StoreHistory {
+ public:
+  explicit StoreHistoryPlugin(const skein::PluginArgs& args)
+      : StoreHistory(prefixed(MakeStore(args), args.run), args.run) {}
+};
 
 }  // namespace skein_history

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/export.hpp"
 
@@ -17,6 +18,11 @@ struct RunStore {
   c10::intrusive_ptr<c10d::Store> store;  // null when kind == none
   explicit operator bool() const { return static_cast<bool>(store); }
 };
+
+// TCPStore options as Skein uses them: `world_size` workers, none waited for
+// at start, every operation bounded by `timeout_s`.
+SKEIN_EXPORT c10d::TCPStoreOptions tcp_store_options(int port, bool is_server, int world_size,
+                                                     double timeout_s);
 
 // String helpers over the byte-vector API.
 SKEIN_EXPORT void store_set(c10d::Store& store, const std::string& key, const std::string& value);
