@@ -21,6 +21,8 @@ int cmd_train(const std::vector<std::string>& args) {
       "set,s", po::value(&req.sources.sets)->composing(),
       "override a config value: dotted.key=VALUE, VALUE in JSON (repeatable)")(
       "run-dir", po::value(&req.run_dir), "output directory (default: a new folder under runs/)")(
+      "resume", po::value(&req.resume_dir),
+      "continue the run in this directory from its newest checkpoint")(
       "plugin-dir", po::value(&req.plugin_dirs)->composing(),
       "also scan this directory for plugins (repeatable)");
   po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
@@ -46,15 +48,20 @@ int cmd_train(const std::vector<std::string>& args) {
   po::notify(vm);
 
   if (vm.count("nproc-per-node") || vm.count("nnodes")) {
-    launch_opts.run_dir = req.run_dir;
-    launch_opts.config_path = req.sources.config_path;
+    // Workers get the same request, without the launcher's flags.
     auto& w = launch_opts.worker_args;
+    if (!req.resume_dir.empty()) w.insert(w.end(), {"--resume", req.resume_dir});
     if (!req.sources.config_path.empty()) w.insert(w.end(), {"--config", req.sources.config_path});
     for (const auto& p : req.sources.plugins) w.insert(w.end(), {"--plugin", p});
     for (const auto& s : req.sources.sets) w.insert(w.end(), {"--set", s});
     for (const auto& d : req.plugin_dirs) w.insert(w.end(), {"--plugin-dir", d});
+    if (!req.resume_dir.empty()) core::prepare_resume(req);  // checks before any worker starts
+    launch_opts.resume = !req.resume_dir.empty();
+    launch_opts.run_dir = req.run_dir;
+    launch_opts.config_path = req.sources.config_path;
     return launch(launch_opts);
   }
+  if (!req.resume_dir.empty()) core::prepare_resume(req);
   core::TrainOutcome outcome = core::run_training(req);
   if (outcome.is_main) std::cout << "Run saved in " << outcome.run_dir << std::endl;
   return 0;

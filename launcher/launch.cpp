@@ -102,7 +102,7 @@ int launch(const LaunchOptions& o) {
   if (o.node_rank == 0) {
     run_id = core::random_run_id();
     if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-    core::check_run_dir_free(run_dir);
+    if (!o.resume) core::check_run_dir_free(run_dir);
     rdzv->publish("skein/launcher/run_id", run_id);
     rdzv->publish("skein/launcher/run_dir", run_dir);
   } else {
@@ -119,7 +119,7 @@ int launch(const LaunchOptions& o) {
     w.local_rank = local;
     w.argv = {exe, "train"};
     w.argv.insert(w.argv.end(), o.worker_args.begin(), o.worker_args.end());
-    w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
+    if (!o.resume) w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
     w.env = env;
     w.env.push_back({"RANK", std::to_string(w.rank)});
     w.env.push_back({"LOCAL_RANK", std::to_string(local)});
@@ -141,7 +141,7 @@ int launch(const LaunchOptions& o) {
               << (result.signal ? "signal " + std::to_string(result.signal)
                                 : "exit code " + std::to_string(result.exit_code))
               << (result.last_error_line.empty() ? "" : ": " + result.last_error_line) << std::endl;
-    return 1;
+    return result.exit_code == 2 ? 2 : 1;  // a worker's config error stays a config error
   }
   if (o.node_rank != 0) return 0;
   // Every rank published a digest of its history: they must all agree.

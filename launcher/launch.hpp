@@ -13,6 +13,7 @@ struct LaunchOptions {
   bool quiet_ranks = false;
   double timeout_s = 300;  // every store wait and collective in the workers
   std::string run_dir;     // empty: node 0 picks one
+  bool resume = false;     // run_dir holds the run to continue
   std::string config_path; // names the default run directory
   std::vector<std::string> worker_args;  // after "skein train", without launcher flags
 };

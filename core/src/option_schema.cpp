@@ -44,8 +44,10 @@ nlohmann::json validate_options(const std::vector<OptionSpec>& schema, const nlo
                              [&](const OptionSpec& s) { return it.key() == s.name; });
     if (spec == schema.end())
       throw ConfigError(where + "." + it.key() + ": unknown key" + did_you_mean(it.key(), names));
-    // An int is a fine number; a whole-valued float is not an int.
-    if (!matches_type(spec->type, it.value()))
+    // An int is a fine number; a whole-valued float is not an int. null is
+    // accepted where it is the default ("unset").
+    const bool null_default = spec->default_json && std::string(spec->default_json) == "null";
+    if (!(it.value().is_null() && null_default) && !matches_type(spec->type, it.value()))
       throw ConfigError(where + "." + it.key() + ": expected " + to_string(spec->type) + ", got " +
                         it.value().dump());
     out[it.key()] = it.value();

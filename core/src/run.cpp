@@ -30,6 +30,21 @@ void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extr
   }
 }
 
+void prepare_resume(TrainRequest& request) {
+  const std::string dir = request.resume_dir;
+  if (!fs::exists(fs::path(dir) / "config.json"))
+    throw ConfigError("--resume " + dir + ": not a run directory (no config.json)");
+  if (!request.sources.config_path.empty())
+    throw ConfigError("--resume takes the config from " + dir + "/config.json; use --set to change it");
+  if (!request.run_dir.empty() && fs::path(request.run_dir) != fs::path(dir))
+    throw ConfigError("--resume " + dir + " writes into that directory; drop --run-dir");
+  if (find_latest_checkpoint(dir + "/checkpoints").empty())
+    throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
+                      "/checkpoints (the run needs the checkpoint callback)");
+  request.sources.config_path = dir + "/config.json";
+  request.run_dir = dir;
+}
+
 std::string new_run_dir(const std::string& parent, const std::string& config_path) {
   std::string stem = config_path.empty() ? "run" : fs::path(config_path).stem().string();
   std::time_t now = std::time(nullptr);
@@ -104,8 +119,9 @@ TrainOutcome run_training(const TrainRequest& request) {
   const RunConfig config = resolve_config(request.sources, registry);
 
   run.run_dir = agree_on_run_dir(request, run, store);
+  const bool resuming = !request.resume_dir.empty();
   if (run.is_main()) {
-    prepare_run_dir(run.run_dir);
+    if (!resuming) prepare_run_dir(run.run_dir);
     write_file_atomic(run.run_dir + "/config.json", config.resolved.dump(2) + "\n");
   }
 
@@ -115,7 +131,7 @@ TrainOutcome run_training(const TrainRequest& request) {
   std::unique_ptr<TeeBuf> tee;
   std::unique_ptr<std::ostream> tee_stream;
   if (run.is_main()) {
-    log_file.open(run.run_dir + "/train.log");
+    log_file.open(run.run_dir + "/train.log", resuming ? std::ios::app : std::ios::trunc);
     if (!log_file) throw std::runtime_error("cannot write " + run.run_dir + "/train.log");
     tee = std::make_unique<TeeBuf>(std::cout.rdbuf(), log_file.rdbuf());
     tee_stream = std::make_unique<std::ostream>(tee.get());
@@ -128,6 +144,11 @@ TrainOutcome run_training(const TrainRequest& request) {
   TrainOutcome outcome;
   try {
     trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+    if (resuming) {
+      const std::string checkpoint = find_latest_checkpoint(run.run_dir + "/checkpoints");
+      trainer->resume(checkpoint);
+      log << "Resumed from " << checkpoint << "\n";
+    }
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";

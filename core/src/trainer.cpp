@@ -5,6 +5,7 @@
 #include <map>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <boost/filesystem.hpp>
 #include <torch/data/samplers/distributed.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
@@ -12,10 +13,6 @@
 namespace skein::core {
 
 namespace {
-
-bool lower_is_better(const std::string& key) {
-  return key.size() >= 4 && key.compare(key.size() - 4, 4, "loss") == 0;
-}
 
 // Splits `all` into (train, valid) by a permutation drawn from `seed` alone,
 // so the split does not depend on the world size or on other random draws.
@@ -89,6 +86,15 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
         registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr, store_}));
   }
 
+  // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks
+  // run the same number of batches and gradient-sync steps.
+  const auto per_rank = (train_.size() + run_.world_size - 1) / run_.world_size;
+  batches_per_epoch_ = static_cast<long>((per_rank + config_.batch_size - 1) / config_.batch_size);
+
+  intern_batch_keys();
+}
+
+void Trainer::intern_batch_keys() {
   auto& b = history_.batches();
   k_train_loss_ = b.key("train_loss");
   k_train_size_ = b.key("train_batch_size");
@@ -99,11 +105,6 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
 
 Trainer::~Trainer() = default;
 
-void Trainer::request_stop(const std::string& reason) {
-  if (!stop_) stop_reason_ = reason;
-  stop_ = true;
-}
-
 void Trainer::train_epoch() {
   model_->train();
   const auto n = static_cast<std::size_t>(train_.size());
@@ -111,10 +112,7 @@ void Trainer::train_epoch() {
   torch::data::samplers::DistributedRandomSampler sampler(n, run_.world_size, run_.rank);
   sampler.set_epoch(config_.seed + static_cast<std::uint64_t>(epoch_));
   sampler.reset();
-  // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks
-  // run the same number of batches and gradient-sync steps.
-  const std::size_t per_rank = (n + run_.world_size - 1) / run_.world_size;
-  const long batches = static_cast<long>((per_rank + batch_size - 1) / batch_size);
+  const long batches = batches_per_epoch_;
   const long accumulate = config_.accumulate_steps;
   auto& log = history_.batches();
   long index = 0;
@@ -130,7 +128,9 @@ void Trainer::train_epoch() {
     const long group_start = index - index % accumulate;
     const long group = std::min(accumulate, batches - group_start);
     const bool step_now = index + 1 == group_start + group;
+    batch.optimizer_step = step_now;
     ++index;
+    log.new_row();  // callbacks may add their own values to this batch's record
     for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
 
     if (index - 1 == group_start) optimizer_->zero_grad();
@@ -142,7 +142,6 @@ void Trainer::train_epoch() {
     for (auto& cb : callbacks_) cb->on_grad_computed(*this, batch);
     if (step_now) optimizer_->step();
 
-    log.new_row();
     log.put(k_train_loss_, batch.loss.item<double>());
     log.put(k_train_size_, static_cast<double>(x.size(0)));
     for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
@@ -166,8 +165,10 @@ EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
     Batch batch{x, y};
     batch.training = false;
     batch.index = index++;
-    if (record)
+    if (record) {
+      log.new_row();
       for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
+    }
     batch.outputs = model_->forward(x);
     batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
     const double loss = batch.loss.item<double>();
@@ -177,7 +178,6 @@ EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
     sums[1] += static_cast<double>(correct);
     sums[2] += size;
     if (record) {
-      log.new_row();
       log.put(k_valid_loss_, loss);
       log.put(k_valid_acc_, static_cast<double>(correct) / size);
       log.put(k_valid_size_, size);
@@ -235,9 +235,47 @@ bool Trainer::agree_on_stop() {
   return flag[0] > 0;
 }
 
+void Trainer::request_stop(const std::string& reason) {
+  if (!stop_) stop_reason_ = reason;
+  stop_ = true;
+}
+
+void Trainer::request_checkpoint(const std::string& name,
+                                 const std::vector<std::string>& remove_after) {
+  pending_checkpoints_.push_back({name, remove_after});
+}
+
+void Trainer::write_pending_checkpoints() {
+  // Writing is a collective: every rank must ask for the same checkpoints
+  // (they do when they decide from a synced history).
+  if (run_.world_size > 1) {
+    std::string names;
+    for (const auto& r : pending_checkpoints_) names += r.name + ";";
+    std::vector<double> h{static_cast<double>(std::hash<std::string>{}(names) % 1000003)};
+    std::vector<double> h_max = h;
+    parallel_->all_reduce_sum(h);
+    parallel_->all_reduce_max(h_max);
+    if (h[0] != h_max[0] * run_.world_size)
+      throw std::runtime_error("ranks asked for different checkpoints at epoch " + std::to_string(epoch_) +
+                               " (rank " + std::to_string(run_.rank) + ": '" + names +
+                               "'); decide them from a synced history (tcpstore or filestore)");
+  }
+  for (const auto& request : pending_checkpoints_) {
+    write_checkpoint(request.name);
+    if (run_.is_main()) {
+      for (const auto& old : request.remove_after) {
+        boost::system::error_code ec;
+        boost::filesystem::remove_all(checkpoint_root() + "/" + old, ec);
+      }
+    }
+  }
+  if (!pending_checkpoints_.empty()) parallel_->barrier();
+  pending_checkpoints_.clear();
+}
+
 long Trainer::fit() {
   for (auto& cb : callbacks_) cb->on_train_begin(*this);
-  for (epoch_ = 1; epoch_ <= config_.max_epochs; ++epoch_) {
+  for (epoch_ = start_epoch_; epoch_ <= config_.max_epochs; ++epoch_) {
     const auto start = std::chrono::steady_clock::now();
     history_.new_epoch();
     for (auto& cb : callbacks_) cb->on_epoch_begin(*this);
@@ -250,7 +288,9 @@ long Trainer::fit() {
     summarize_epoch(seconds[0]);
     for (auto& cb : callbacks_) cb->on_epoch_end(*this);
     if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
-    if (agree_on_stop()) break;
+    const bool stop = agree_on_stop();
+    write_pending_checkpoints();
+    if (stop) break;
   }
   const long done = std::min<long>(epoch_, config_.max_epochs);
   for (auto& cb : callbacks_) cb->on_train_end(*this);

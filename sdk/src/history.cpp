@@ -123,6 +123,14 @@ void History::commit_batches(const std::vector<BatchLog>& by_rank) {
   pending_.clear();
 }
 
+bool lower_is_better(const std::string& key) {
+  auto ends_with = [&](const char* suffix) {
+    const std::size_t n = std::strlen(suffix);
+    return key.size() >= n && key.compare(key.size() - n, n, suffix) == 0;
+  };
+  return ends_with("loss") || ends_with("error");
+}
+
 nlohmann::json encode_nonfinite(const nlohmann::json& value) {
   if (value.is_number_float()) {
     double d = value.get<double>();

@@ -2,6 +2,7 @@
 #include <ostream>
 #include <string>
 #include <typeinfo>
+#include <vector>
 
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
@@ -25,6 +26,9 @@ struct Batch {
   torch::Tensor loss;
   bool training = true;
   long index = 0;  // 0-based within the epoch and phase
+  // Train batches: whether the optimizer steps after this one (false on the
+  // non-final micro-batches of gradient accumulation, whose gradients are partial).
+  bool optimizer_step = true;
 };
 
 // What callbacks see of the trainer.
@@ -46,6 +50,23 @@ class SKEIN_EXPORT TrainContext {
 
   // The run's log: stdout and <run_dir>/train.log on rank 0, discarded elsewhere.
   virtual std::ostream& log() = 0;
+
+  // Train batches this rank runs per epoch.
+  virtual long batches_per_epoch() const = 0;
+  // The resolved run config (what <run_dir>/config.json holds).
+  virtual const nlohmann::json& config() const = 0;
+
+  // Asks for a checkpoint named `name` (a directory under checkpoint_root())
+  // once every on_epoch_end hook of this epoch has run, so that it holds the
+  // final state of the epoch: model, optimizer, history, trainer state with
+  // every rank's RNG state, and every callback's state(). It is written
+  // atomically (a crash leaves the previous one intact) by rank 0, then all
+  // ranks meet at a barrier; afterwards rank 0 removes the checkpoints named
+  // in `remove_after`. Every rank must ask for the same checkpoints.
+  virtual void request_checkpoint(const std::string& name,
+                                  const std::vector<std::string>& remove_after = {}) = 0;
+  // <run_dir>/checkpoints
+  virtual std::string checkpoint_root() const = 0;
 
   // The user's own model, by its own type, whatever parallel wrapper is active.
   template <class T>

@@ -84,6 +84,10 @@ class SKEIN_EXPORT History {
   BatchLog pending_;
 };
 
+// Whether smaller values of a history key are better: keys ending in "loss"
+// (and "error") are, others (accuracies, scores) are not.
+SKEIN_EXPORT bool lower_is_better(const std::string& key);
+
 // The documented encoding of non-finite numbers in Skein's JSON files.
 SKEIN_EXPORT nlohmann::json encode_nonfinite(const nlohmann::json& value);
 SKEIN_EXPORT nlohmann::json decode_nonfinite(const nlohmann::json& value);

@@ -14,6 +14,7 @@ namespace skein::core {
 struct TrainRequest {
   ConfigSources sources;
   std::string run_dir;                   // empty: a new folder under runs/
+  std::string resume_dir;                // continue the run in this directory
   std::vector<std::string> plugin_dirs;  // scanned after the default ones
 };
 
@@ -36,6 +37,11 @@ SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::
 
 // Throws ConfigError when `dir` already holds a run.
 SKEIN_EXPORT void check_run_dir_free(const std::string& dir);
+
+// For --resume DIR: the run's config.json becomes the config file (flags and
+// --set still apply on top), and the run directory is DIR. Throws ConfigError
+// when DIR holds no run or no complete checkpoint.
+SKEIN_EXPORT void prepare_resume(TrainRequest& request);
 
 // Picks a fresh run directory under `parent` named after the config file.
 SKEIN_EXPORT std::string new_run_dir(const std::string& parent, const std::string& config_path);

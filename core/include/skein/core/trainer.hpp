@@ -36,6 +36,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
 
   // Runs all epochs (or until a stop is agreed). Returns the epochs run.
   long fit();
+  // Restores everything a checkpoint holds (see checkpoint.hpp); fit() then
+  // continues with the epoch after it.
+  void resume(const std::string& checkpoint_dir);
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   const std::string& stop_reason() const { return stop_reason_; }
@@ -50,12 +53,20 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void request_stop(const std::string& reason) override;
   bool stop_requested() const override { return stop_; }
   std::ostream& log() override { return log_; }
+  long batches_per_epoch() const override { return batches_per_epoch_; }
+  const nlohmann::json& config() const override { return config_.resolved; }
+  void request_checkpoint(const std::string& name,
+                          const std::vector<std::string>& remove_after) override;
+  std::string checkpoint_root() const override { return run_.run_dir + "/checkpoints"; }
 
  private:
   void train_epoch();
   EvalResult evaluate(const TensorSplit& split, bool record);
   void summarize_epoch(double seconds);
   bool agree_on_stop();
+  void intern_batch_keys();
+  void write_pending_checkpoints();
+  void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
 
   RunConfig config_;
   RunInfo run_;
@@ -71,11 +82,21 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   TensorSplit train_, valid_;
   std::optional<TensorSplit> test_;
   long epoch_ = 0;
+  long start_epoch_ = 1;
+  long batches_per_epoch_ = 0;
+  struct CheckpointRequest {
+    std::string name;
+    std::vector<std::string> remove_after;
+  };
+  std::vector<CheckpointRequest> pending_checkpoints_;
   bool stop_ = false;
   std::string stop_reason_;
   // Interned BatchLog keys.
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
 };
+
+SKEIN_EXPORT // The newest complete checkpoint (an epoch_* directory) under `root`, or "".
+SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> make_optimizer(const nlohmann::json& spec,
                                                         std::vector<torch::Tensor> params);

@@ -1,0 +1,86 @@
+// Callback "early_stopping": stops when the monitored history value has not
+// improved for `patience` epochs. Decided from the (synced) history; the
+// trainer agrees on the stop through a collective, so every rank stops at
+// the same epoch. NaN never counts as an improvement.
+#include <torch/torch.h>
+
+#include "skein/callback.hpp"
+#include "skein/monitor.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+class EarlyStopping final : public skein::Callback {
+ public:
+  explicit EarlyStopping(const skein::PluginArgs& args)
+      : owner_(args.options.owner()),
+        monitor_(args.options),
+        patience_(args.options.get_int("patience")),
+        load_best_(args.options.get_bool("load_best")) {
+    if (patience_ < 1) args.options.fail("patience", "must be at least 1");
+  }
+
+  void on_epoch_end(skein::TrainContext& ctx) override {
+    const double value = monitor_.value_in(ctx.history().last(), owner_);
+    if (monitor_.update(value)) {
+      wait_ = 0;
+      best_epoch_ = ctx.epoch();
+      if (load_best_) snapshot(ctx.model_base());
+    } else if (++wait_ >= patience_) {
+      ctx.request_stop(monitor_.key() + " did not improve for " + std::to_string(patience_) +
+                       " epochs (best " + std::to_string(monitor_.best()) + " at epoch " +
+                       std::to_string(best_epoch_) + ")");
+    }
+  }
+
+  void on_train_end(skein::TrainContext& ctx) override {
+    if (!load_best_ || best_.empty()) return;
+    torch::NoGradGuard no_grad;
+    auto state = state_tensors(ctx.model_base());
+    for (std::size_t i = 0; i < state.size(); ++i) state[i].copy_(best_[i]);
+    ctx.log() << "Restored the parameters of epoch " << best_epoch_ << " (best " << monitor_.key()
+              << ")\n";
+  }
+
+  nlohmann::json state() const override {
+    return {{"monitor", monitor_.state()}, {"wait", wait_}, {"best_epoch", best_epoch_}};
+  }
+  void load_state(const nlohmann::json& s) override {
+    monitor_.load_state(s.at("monitor"));
+    wait_ = s.at("wait").get<long>();
+    best_epoch_ = s.at("best_epoch").get<long>();
+  }
+
+ private:
+  static std::vector<torch::Tensor> state_tensors(torch::nn::Module& m) {
+    auto out = m.parameters();
+    for (const auto& b : m.buffers()) out.push_back(b);
+    return out;
+  }
+  void snapshot(torch::nn::Module& m) {
+    best_.clear();
+    for (const auto& t : state_tensors(m)) best_.push_back(t.detach().clone());
+  }
+
+  std::string owner_;
+  skein::Monitor monitor_;
+  long patience_;
+  bool load_best_;
+  long wait_ = 0;
+  long best_epoch_ = 0;
+  std::vector<torch::Tensor> best_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(EarlyStopping, callback, "early_stopping", "1.0.0",
+             "Stops when a history value stops improving (same epoch on every rank)",
+             SKEIN_OPTION("monitor", string, "\"valid_loss\"", "History key to watch"),
+             SKEIN_OPTION("patience", integer, "5", "Epochs without improvement before stopping"),
+             SKEIN_OPTION("threshold", number, "0.0001", "Smallest change that counts as improvement"),
+             SKEIN_OPTION("threshold_mode", string, "\"rel\"",
+                          "rel: relative to the best value; abs: absolute"),
+             SKEIN_OPTION("lower_is_better", boolean, "null",
+                          "Direction (null: from the name, *_loss lower, others higher)"),
+             SKEIN_OPTION("load_best", boolean, "false",
+                          "At the end, restore the parameters of the best epoch"))

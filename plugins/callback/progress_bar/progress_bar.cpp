@@ -1,0 +1,66 @@
+// Callback "progress_bar": train batches done, rate and ETA on the main rank.
+// On a terminal it redraws one line in place; otherwise (a pipe, a file, a
+// launcher's relay) it prints a plain line every `every` batches.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "skein/callback.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ProgressBar final : public skein::Callback {
+ public:
+  explicit ProgressBar(const skein::PluginArgs& args)
+      : every_(args.options.get_int("every")), width_(args.options.get_int("width")) {
+    if (every_ < 0) args.options.fail("every", "must be >= 0 (0: about 10 lines an epoch)");
+    if (width_ < 10 || width_ > 200) args.options.fail("width", "must be in [10, 200]");
+    const std::string mode = args.options.get_string("mode");
+    if (mode != "auto" && mode != "tty" && mode != "lines") args.options.fail("mode", "must be auto, tty or lines");
+    tty_ = mode == "tty" || (mode == "auto" && isatty(STDOUT_FILENO));
+  }
+
+  void on_epoch_begin(skein::TrainContext& ctx) override {
+    start_ = Clock::now();
+    total_ = ctx.batches_per_epoch();
+  }
+
+  void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
+    if (!b.training || !ctx.run().is_main()) return;
+    const long done = b.index + 1;
+    const long every = every_ > 0 ? every_ : std::max<long>(1, total_ / 10);
+    if (!tty_ && done % every != 0 && done != total_) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    const double eta = rate > 0 ? (total_ - done) / rate : 0;
+    char stats[96];
+    std::snprintf(stats, sizeof stats, "%ld/%ld batches  %.1f batch/s  ETA %.1fs", done, total_, rate, eta);
+    if (tty_) {
+      const long filled = total_ > 0 ? width_ * done / total_ : 0;
+      std::cout << "\rEpoch " << ctx.epoch() << " [" << std::string(static_cast<std::size_t>(filled), '#')
+                << std::string(static_cast<std::size_t>(width_ - filled), '.') << "] " << stats
+                << (done == total_ ? "\n" : "") << std::flush;
+    } else {
+      std::cout << "Epoch " << ctx.epoch() << ": " << stats << std::endl;
+    }
+  }
+
+ private:
+  long every_, width_;
+  bool tty_ = false;
+  Clock::time_point start_;
+  long total_ = 0;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(ProgressBar, callback, "progress_bar", "1.0.0",
+             "Batches done, rate and ETA (main rank; redraws in place only on a terminal)",
+             SKEIN_OPTION("mode", string, "\"auto\"", "auto (tty if stdout is a terminal), tty or lines"),
+             SKEIN_OPTION("every", integer, "0", "lines mode: print every N batches (0: ~10 an epoch)"),
+             SKEIN_OPTION("width", integer, "30", "tty mode: bar width in characters"))

@@ -1,0 +1,62 @@
+// Callback "tensorboard": every numeric epoch value as a scalar (step = epoch),
+// optionally every batch value (tag "batch/<key>", step = batches so far), in
+// one event file written by the main rank.
+#include <memory>
+
+#include "event_writer.hpp"
+#include "skein/callback.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+bool is_bookkeeping(const std::string& key) {
+  return key == "epoch" || key == "rank" ||
+         (key.size() > 11 && key.compare(key.size() - 11, 11, "_batch_size") == 0);
+}
+
+class TensorBoard final : public skein::Callback {
+ public:
+  explicit TensorBoard(const skein::PluginArgs& args)
+      : dir_(args.options.get_string("dir")), batches_(args.options.get_bool("batches")) {
+    if (dir_.empty()) args.options.fail("dir", "must name a directory");
+  }
+
+  void on_train_begin(skein::TrainContext& ctx) override {
+    if (!ctx.run().is_main()) return;
+    writer_ = std::make_unique<skein_tb::EventWriter>(dir_[0] == '/' ? dir_ : ctx.run().run_dir + "/" + dir_);
+  }
+
+  void on_epoch_end(skein::TrainContext& ctx) override {
+    if (!writer_) return;
+    const auto& epoch = ctx.history().last();
+    const auto step = epoch.at("epoch").get<std::int64_t>();
+    if (batches_) {
+      for (const auto& b : epoch.at("batches")) {
+        for (auto it = b.begin(); it != b.end(); ++it)
+          if (it.value().is_number() && !is_bookkeeping(it.key()))
+            writer_->scalar("batch/" + it.key(), batch_step_, it.value().get<float>());
+        ++batch_step_;
+      }
+    }
+    for (auto it = epoch.begin(); it != epoch.end(); ++it)
+      if (it.value().is_number() && !is_bookkeeping(it.key()))
+        writer_->scalar(it.key(), step, it.value().get<float>());
+    writer_->flush();
+  }
+
+  nlohmann::json state() const override { return {{"batch_step", batch_step_}}; }
+  void load_state(const nlohmann::json& s) override { batch_step_ = s.at("batch_step").get<std::int64_t>(); }
+
+ private:
+  std::string dir_;
+  bool batches_;
+  std::int64_t batch_step_ = 0;
+  std::unique_ptr<skein_tb::EventWriter> writer_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.0.0",
+             "TensorBoard event file of every epoch (and optionally batch) value, main rank only",
+             SKEIN_OPTION("dir", string, "\"tensorboard\"", "Directory, relative to the run directory"),
+             SKEIN_OPTION("batches", boolean, "false", "Also write per-batch scalars (tag batch/<key>)"))

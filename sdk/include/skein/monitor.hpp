@@ -1,0 +1,41 @@
+#pragma once
+// Watching one history key for improvement, as early stopping, checkpoints
+// and reduce-on-plateau do: direction from the key's name unless given,
+// a relative or absolute threshold, and NaN never an improvement.
+#include <limits>
+#include <string>
+
+#include "skein/export.hpp"
+#include "skein/json.hpp"
+#include "skein/options.hpp"
+
+namespace skein {
+
+class SKEIN_EXPORT Monitor {
+ public:
+  // Reads options "monitor", "threshold", "threshold_mode" (rel|abs) and
+  // "lower_is_better" (a bool; null: from the key's name) where the schema has them.
+  explicit Monitor(const Options& options);
+  Monitor(std::string key, bool lower_is_better, double threshold = 0, bool relative = true);
+
+  const std::string& key() const { return key_; }
+  bool lower_is_better() const { return lower_; }
+  // Whether `value` beats the best so far by the threshold; records it if so.
+  bool update(double value);
+  // Reads the key from the last epoch of `epoch` (a history epoch object);
+  // throws ConfigError naming the key when it is missing.
+  double value_in(const nlohmann::json& epoch, const std::string& owner) const;
+
+  double best() const { return best_; }
+  nlohmann::json state() const;
+  void load_state(const nlohmann::json& state);
+
+ private:
+  std::string key_;
+  bool lower_ = true;
+  double threshold_ = 0;
+  bool relative_ = true;
+  double best_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+}  // namespace skein

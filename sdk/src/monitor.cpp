@@ -1,0 +1,59 @@
+#include "skein/monitor.hpp"
+
+#include <cmath>
+
+#include "skein/errors.hpp"
+#include "skein/history.hpp"
+
+namespace skein {
+
+Monitor::Monitor(std::string key, bool lower_is_better, double threshold, bool relative)
+    : key_(std::move(key)), lower_(lower_is_better), threshold_(threshold), relative_(relative) {}
+
+Monitor::Monitor(const Options& options) {
+  key_ = options.get_string("monitor");
+  if (key_.empty()) options.fail("monitor", "must name a history key");
+  lower_ = skein::lower_is_better(key_);
+  if (options.has("lower_is_better")) lower_ = options.get_bool("lower_is_better");
+  if (options.has("threshold")) {
+    threshold_ = options.get_number("threshold");
+    if (!(threshold_ >= 0)) options.fail("threshold", "must be >= 0");
+  }
+  if (options.has("threshold_mode")) {
+    const std::string mode = options.get_string("threshold_mode");
+    if (mode != "rel" && mode != "abs") options.fail("threshold_mode", "must be rel or abs");
+    relative_ = mode == "rel";
+  }
+}
+
+bool Monitor::update(double value) {
+  if (std::isnan(value)) return false;
+  bool better;
+  if (std::isnan(best_)) {
+    better = true;
+  } else {
+    const double margin = relative_ ? std::abs(best_) * threshold_ : threshold_;
+    better = lower_ ? value < best_ - margin : value > best_ + margin;
+  }
+  if (better) best_ = value;
+  return better;
+}
+
+double Monitor::value_in(const nlohmann::json& epoch, const std::string& owner) const {
+  auto it = epoch.find(key_);
+  if (it == epoch.end() || !it->is_number())
+    throw ConfigError(owner + ": option 'monitor' names '" + key_ +
+                      "', which the history does not hold (keys: epoch, train_loss, valid_loss, "
+                      "valid_acc, ...)");
+  return it->get<double>();
+}
+
+nlohmann::json Monitor::state() const {
+  return {{"best", encode_nonfinite(best_)}};
+}
+
+void Monitor::load_state(const nlohmann::json& state) {
+  best_ = decode_nonfinite(state.at("best")).get<double>();
+}
+
+}  // namespace skein
