@@ -1,0 +1,339 @@
+#define BOOST_TEST_MODULE runs
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+#include <torch/torch.h>
+
+#include "test_support.hpp"
+
+// Whole `skein train` runs with callbacks: checkpoint and resume, logging
+// outputs, and callbacks in 2-process runs.
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+const std::string kSkein = SKEIN_EXE;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+nlohmann::json load_json(const std::string& path) { return nlohmann::json::parse(test::read_text(path)); }
+
+nlohmann::json without_durations(nlohmann::json epochs) {
+  for (auto& e : epochs)
+    for (const char* k : {"dur", "train_dur", "valid_dur", "samples_per_s"}) e.erase(k);
+  return epochs;
+}
+
+// A config with dropout, Adam, a learning-rate schedule and early stopping:
+// everything that must come back exactly on resume.
+nlohmann::json resumable_config() {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["dropout"] = 0.2;
+  cfg["optimizer"] = {{"name", "adam"}, {"lr", 0.01}};
+  cfg["max_epochs"] = 4;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
+                      {{"plugin", "early_stopping"}, {"patience", 10}},
+                      {{"plugin", "lr_scheduler"}, {"step_size", 1}, {"gamma", 0.5}}};
+  return cfg;
+}
+
+struct Fixture {
+  test::TempDir tmp;
+  int runs = 0;
+
+  std::string write_config(const nlohmann::json& cfg) {
+    const std::string path = tmp.str("c" + std::to_string(++runs) + ".json");
+    test::write_text(path, cfg.dump());
+    return path;
+  }
+  test::CommandResult skein(const std::string& args, const std::string& env = "") {
+    return test::run(test::in_private_network(env + " " + kSkein + " train " + args), 240);
+  }
+  std::string dir(const std::string& name) { return tmp.str(name); }
+};
+
+// CRC-32C written out bit by bit, independent of the writer's Boost.CRC.
+std::uint32_t crc32c(const char* data, std::size_t n) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) {
+    crc ^= static_cast<std::uint8_t>(data[i]);
+    for (int b = 0; b < 8; ++b) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+std::uint32_t masked(std::uint32_t c) { return ((c >> 15) | (c << 17)) + 0xa282ead8u; }
+
+struct Scalar {
+  std::string tag;
+  std::int64_t step;
+  float value;
+};
+
+// A minimal protobuf reader for Event{wall_time, step, file_version, summary{value{tag, simple_value}}}.
+struct Reader {
+  const std::string& s;
+  std::size_t pos = 0, end;
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      auto b = static_cast<std::uint8_t>(s.at(pos++));
+      v |= std::uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+  }
+};
+
+std::vector<Scalar> parse_events(const std::string& file, std::string& version) {
+  const std::string bytes = test::read_text(file);
+  std::vector<Scalar> out;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    BOOST_REQUIRE(pos + 12 <= bytes.size());
+    std::uint64_t len;
+    std::uint32_t len_crc, data_crc;
+    std::memcpy(&len, bytes.data() + pos, 8);
+    std::memcpy(&len_crc, bytes.data() + pos + 8, 4);
+    BOOST_REQUIRE_EQUAL(len_crc, masked(crc32c(bytes.data() + pos, 8)));
+    const std::string event = bytes.substr(pos + 12, len);
+    std::memcpy(&data_crc, bytes.data() + pos + 12 + len, 4);
+    BOOST_REQUIRE_EQUAL(data_crc, masked(crc32c(event.data(), event.size())));
+    pos += 12 + len + 4;
+    Reader r{event, 0, event.size()};
+    std::int64_t step = 0;
+    std::vector<std::pair<std::string, float>> values;
+    while (r.pos < event.size()) {
+      auto key = r.varint();
+      if (key == (1 << 3 | 1)) {
+        r.pos += 8;  // wall_time
+      } else if (key == (2 << 3 | 0)) {
+        step = static_cast<std::int64_t>(r.varint());
+      } else if (key == (3 << 3 | 2)) {
+        auto n = r.varint();
+        version = event.substr(r.pos, n);
+        r.pos += n;
+      } else if (key == (5 << 3 | 2)) {
+        const std::size_t summary_end = r.pos + r.varint();
+        while (r.pos < summary_end) {
+          BOOST_REQUIRE_EQUAL(r.varint(), 1u << 3 | 2u);
+          const std::size_t value_end = r.pos + r.varint();
+          std::string tag;
+          float v = 0;
+          while (r.pos < value_end) {
+            auto k = r.varint();
+            if (k == (1 << 3 | 2)) {
+              auto n = r.varint();
+              tag = event.substr(r.pos, n);
+              r.pos += n;
+            } else {
+              BOOST_REQUIRE_EQUAL(k, 2u << 3 | 5u);
+              std::memcpy(&v, event.data() + r.pos, 4);
+              r.pos += 4;
+            }
+          }
+          values.push_back({tag, v});
+        }
+      } else {
+        BOOST_FAIL("unexpected field " << key);
+      }
+    }
+    for (const auto& [tag, v] : values) out.push_back({tag, step, v});
+  }
+  return out;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(runs, Fixture)
+
+BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
+  for (const std::string procs : {"", "--nproc-per-node 2 --timeout 60 "}) {
+    auto cfg = resumable_config();
+    if (!procs.empty()) {
+      cfg["parallel"] = {{"plugin", "ddp"}};
+      cfg["history"] = {{"plugin", "filestore"}};
+    }
+    const std::string config = write_config(cfg);
+    const std::string straight = dir("straight" + std::to_string(runs));
+    const std::string halves = dir("halves" + std::to_string(runs));
+    BOOST_REQUIRE(skein(procs + "--config " + config + " --run-dir " + straight).exit_code == 0);
+    BOOST_REQUIRE(skein(procs + "--config " + config + " --run-dir " + halves + " --set max_epochs=2").exit_code == 0);
+    BOOST_TEST(load_json(halves + "/history.json").size() == 2u);
+    auto r = skein(procs + "--resume " + halves + " --set max_epochs=4");
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "Resumed from"), r.out);
+    BOOST_TEST(without_durations(load_json(straight + "/history.json")) ==
+               without_durations(load_json(halves + "/history.json")), procs);
+    // Bit-identical parameters. (optimizer.pt names its state after tensor
+    // addresses, so its bytes differ between processes; the history above
+    // shows the state came back.)
+    BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
+               test::read_text(halves + "/checkpoints/epoch_0004/model.pt"), procs);
+    // keep_last 1: only the newest periodic checkpoint, plus the best.
+    std::set<std::string> names;
+    for (auto& e : fs::directory_iterator(halves + "/checkpoints")) names.insert(e.path().filename().string());
+    BOOST_TEST((names == std::set<std::string>{"best", "epoch_0004"}));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_crash_while_writing_a_checkpoint_leaves_the_previous_one_usable) {
+  const std::string config = write_config(resumable_config());
+  const std::string straight = dir("straight"), crashed = dir("crashed");
+  BOOST_REQUIRE(skein("--config " + config + " --run-dir " + straight).exit_code == 0);
+  auto r = skein("--config " + config + " --run-dir " + crashed, "env SKEIN_TEST_CRASH_IN_CHECKPOINT=3");
+  BOOST_TEST(r.exit_code == 86);  // died inside the epoch-3 checkpoint
+  BOOST_TEST(fs::exists(crashed + "/checkpoints/epoch_0002/trainer.json"));
+  BOOST_TEST(!fs::exists(crashed + "/checkpoints/epoch_0003"));
+  auto resumed = skein("--resume " + crashed);
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.out, "epoch_0002"), resumed.out);
+  BOOST_TEST(without_durations(load_json(straight + "/history.json")) ==
+             without_durations(load_json(crashed + "/history.json")));
+  BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
+             test::read_text(crashed + "/checkpoints/epoch_0004/model.pt"));
+}
+
+BOOST_AUTO_TEST_CASE(resume_errors_are_clear) {
+  auto none = skein("--resume " + dir("nothing"));
+  BOOST_TEST(none.exit_code == 2);
+  BOOST_TEST(contains(none.err, "not a run directory"), none.err);
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  const std::string plain = dir("plain");
+  BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + plain).exit_code == 0);
+  auto no_ckpt = skein("--resume " + plain);
+  BOOST_TEST(no_ckpt.exit_code == 2);
+  BOOST_TEST(contains(no_ckpt.err, "no complete checkpoint"), no_ckpt.err);
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_parameters_load_as_a_state_dict) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  const std::string run = dir("sd");
+  BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + run).exit_code == 0);
+  const std::string bytes = test::read_text(run + "/checkpoints/epoch_0001/model_state_dict.pt");
+  BOOST_TEST(bytes.rfind("PK", 0) == 0u);  // the zip container torch.load reads
+  auto value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  BOOST_REQUIRE(value.isGenericDict());
+  auto dict = value.toGenericDict();
+  BOOST_TEST(dict.size() == 4u);  // net.1.weight, net.1.bias, net.3.weight, net.3.bias
+  BOOST_TEST(dict.contains("net.1.weight"));
+  BOOST_TEST(dict.at("net.1.weight").toTensor().sizes() == torch::IntArrayRef({32, 16}));
+}
+
+BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks) {
+  auto cfg = test::synthetic_config();
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "tcpstore"}};
+  cfg["callbacks"] = {{{"plugin", "print_log"}},
+                      {{"plugin", "progress_bar"}, {"every", 3}},
+                      {{"plugin", "jsonl"}, {"batches", true}},
+                      {{"plugin", "tensorboard"}},
+                      {{"plugin", "report"}},
+                      {{"plugin", "scoring"}, {"scores", {"train_acc", "valid_error", "valid_top2_acc"}}},
+                      {{"plugin", "timer"}},
+                      {{"plugin", "checkpoint"}}};
+  const std::string run = dir("logs");
+  auto r = skein("--nproc-per-node 2 --timeout 60 --config " + write_config(cfg) + " --run-dir " + run);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto history = load_json(run + "/history.json");
+  BOOST_REQUIRE(history.size() == 3u);
+
+  // progress_bar: plain lines (stdout is a pipe), from rank 0 only.
+  BOOST_TEST(contains(r.out, "Epoch 1: 3/6 batches"), r.out);
+  BOOST_TEST(contains(r.out, "Epoch 3: 6/6 batches"), r.out);
+  BOOST_TEST(!contains(r.out, "[rank 1]"), r.out);
+
+  // jsonl: 16 batch lines (6 train + 2 valid per rank) then the epoch, per epoch.
+  std::vector<nlohmann::json> lines;
+  std::istringstream jsonl(test::read_text(run + "/metrics.jsonl"));
+  for (std::string line; std::getline(jsonl, line);) lines.push_back(nlohmann::json::parse(line));
+  BOOST_REQUIRE(lines.size() == 3u * 17u);
+  BOOST_TEST(lines[16]["epoch"].get<int>() == 1);
+  BOOST_TEST(!lines[16].contains("batches"));
+  BOOST_TEST(lines[16]["valid_loss"].get<double>() == history[0]["valid_loss"].get<double>());
+  BOOST_TEST(lines[0]["batch"].get<int>() == 0);
+
+  // scoring and timer: merged over ranks like the built-in values.
+  const auto& last = history.back();
+  BOOST_TEST(last["valid_error"].get<double>() == 1 - last["valid_acc"].get<double>(),
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(last["valid_top2_acc"].get<double>() >= last["valid_acc"].get<double>());
+  BOOST_TEST(last["train_acc"].get<double>() > 0.5);
+  BOOST_TEST(last["train_dur"].get<double>() > 0);
+  BOOST_TEST(last["samples_per_s"].get<double>() > 0);
+
+  // tensorboard: one file; every record's framing and CRCs, tags, steps, values.
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(run + "/tensorboard")) files.push_back(e.path());
+  BOOST_REQUIRE(files.size() == 1u);
+  BOOST_TEST(contains(files[0].filename().string(), "events.out.tfevents."));
+  std::string version;
+  auto scalars = parse_events(files[0].string(), version);
+  BOOST_TEST(version == "brain.Event:2");
+  int seen = 0;
+  for (const auto& s : scalars) {
+    if (s.tag != "valid_loss") continue;
+    BOOST_TEST(s.value == history[s.step - 1]["valid_loss"].get<float>());
+    ++seen;
+  }
+  BOOST_TEST(seen == 3);
+
+  // report: charts with best marks, the config, no script.
+  const std::string html = test::read_text(run + "/report.html");
+  BOOST_TEST(contains(html, "<svg"));
+  BOOST_TEST(contains(html, "class='best'"));
+  BOOST_TEST(contains(html, "valid_loss"));
+  BOOST_TEST(contains(html, "tensorboard</td>"));  // plugin versions table
+  BOOST_TEST(!contains(html, "<script"));
+
+  // One checkpoint writer: no temporary directories left.
+  for (auto& e : fs::directory_iterator(run + "/checkpoints"))
+    BOOST_TEST(e.path().filename().string()[0] != '.', e.path());
+}
+
+BOOST_AUTO_TEST_CASE(early_stopping_stops_every_rank_on_the_same_epoch) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "probe_model"}};
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "tcpstore"}};
+  cfg["max_epochs"] = 10;
+  // Needs an absolute gain of 5 in train loss: never after the first epoch.
+  cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"monitor", "train_loss"}, {"patience", 2},
+                       {"threshold", 5.0}, {"threshold_mode", "abs"}},
+                      {{"plugin", "lr_scheduler"}, {"policy", "plateau"}, {"patience", 0}},
+                      {{"plugin", "probe_callback"}, {"dump", true}}};
+  const std::string run = dir("es");
+  auto r = skein("--nproc-per-node 2 --timeout 60 --plugin-dir " TEST_PLUGIN_DIR " --config " +
+                 write_config(cfg) + " --run-dir " + run);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto h0 = load_json(run + "/probe_history_rank0.json");
+  auto h1 = load_json(run + "/probe_history_rank1.json");
+  BOOST_TEST(h0.size() == 3u);
+  BOOST_TEST(h0 == h1);  // including the learning rates chosen on plateau
+  BOOST_TEST(contains(r.out, "did not improve for 2 epochs"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(gradient_clipping_bounds_the_update) {
+  auto losses = [&](bool clip) {
+    auto cfg = test::synthetic_config();
+    cfg["max_epochs"] = 2;
+    if (clip) cfg["callbacks"] = {{{"plugin", "grad_clip"}, {"max_norm", 1e-9}}};
+    const std::string run = dir(clip ? "clip" : "noclip");
+    BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + run).exit_code == 0);
+    return load_json(run + "/history.json");
+  };
+  auto clipped = losses(true), free = losses(false);
+  const auto change = [](const nlohmann::json& h) {
+    return std::abs(h[1]["train_loss"].get<double>() - h[0]["train_loss"].get<double>());
+  };
+  BOOST_TEST(change(clipped) < 1e-3);
+  BOOST_TEST(change(free) > 0.05);
+  BOOST_TEST(clipped[0]["train_grad_norm"].get<double>() > 1e-9);  // the norm before clipping
+}
+
+BOOST_AUTO_TEST_SUITE_END()
