@@ -17,6 +17,7 @@ function(skein_add_plugin target)
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE skein::sdk ${ARG_LIBRARIES})
   target_compile_features(${target} PRIVATE cxx_std_17)
+  # C++ standard and the libstdc++ ABI flag come with skein::sdk (the host's).
   target_compile_definitions(${target} PRIVATE SKEIN_PLUGIN_KIND_${ARG_KIND})
   if(NOT ARG_OUTPUT_DIRECTORY AND DEFINED SKEIN_PLUGIN_OUTPUT_DIR)
     set(ARG_OUTPUT_DIRECTORY ${SKEIN_PLUGIN_OUTPUT_DIR})
@@ -25,7 +26,7 @@ function(skein_add_plugin target)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     POSITION_INDEPENDENT_CODE ON
-    INSTALL_RPATH "$ORIGIN/../.."
+    INSTALL_RPATH "$ORIGIN/../..;${SKEIN_SDK_LIBDIR}"
     BUILD_RPATH "$<TARGET_FILE_DIR:skein::sdk>")
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})

@@ -1,0 +1,77 @@
+#define BOOST_TEST_MODULE sdk_install
+#include <boost/test/unit_test.hpp>
+
+#include "test_support.hpp"
+
+// A third party's view: install Skein, build examples/third-party-plugin
+// against the install tree (not the build tree), and train with its plugins.
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct Installed {
+  Installed() {
+    auto r = test::run(std::string(CMAKE_COMMAND) + " --install " SKEIN_BUILD_DIR " --prefix " + prefix(), 300);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const std::string example = SKEIN_SOURCE_DIR "/examples/third-party-plugin";
+    r = test::run(std::string(CMAKE_COMMAND) + " -S " + example + " -B " + build() +
+                      " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix() +
+                      " -DCMAKE_CXX_COMPILER_LAUNCHER=" + ccache(),
+                  300);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+    r = test::run(std::string(CMAKE_COMMAND) + " --build " + build() + " -j 2", 600);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+    auto cfg = test::synthetic_config();
+    cfg["model"] = {{"plugin", "residual_mlp"}, {"width", 16}};
+    cfg["max_epochs"] = 6;
+    test::write_text(tmp.str("cfg.json"), cfg.dump());
+  }
+  static std::string ccache() {
+    return test::run("command -v ccache").exit_code == 0 ? "ccache" : "";
+  }
+  std::string prefix() const { return tmp.str("prefix"); }
+  std::string build() const { return tmp.str("example-build"); }
+  std::string skein() const { return prefix() + "/bin/skein"; }
+  test::TempDir tmp;
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(sdk_install, Installed)
+
+// One case: installing and building the example is the expensive part.
+BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
+  namespace fs = boost::filesystem;
+  for (const char* p : {"bin/skein", "lib/libskein_sdk.so", "lib/libskein_core.so",
+                        "lib/skein/plugins/libskein_model_mlp.so", "include/skein/plugin.hpp",
+                        "lib/cmake/Skein/SkeinConfig.cmake", "lib/cmake/Skein/SkeinPlugin.cmake"})
+    BOOST_TEST(fs::exists(prefix() + "/" + p), p);
+
+  // By path.
+  auto r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r1") +
+                     " --plugin " + build() + "/libresidual_mlp.so --plugin " + build() +
+                     "/libstop_at_accuracy.so:target=0.9");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "valid_acc reached"), r.out);
+  auto config = nlohmann::json::parse(test::read_text(tmp.str("r1/config.json")));
+  BOOST_TEST(config["plugin_versions"]["residual_mlp"]["version"].get<std::string>() == "1.0.0");
+
+  // By name, found through SKEIN_PLUGIN_PATH.
+  r = test::run("env SKEIN_PLUGIN_PATH=" + build() + " " + skein() + " train --config " + tmp.str("cfg.json") +
+                " --run-dir " + tmp.str("r2") + " --plugin stop_at_accuracy:target=0.9");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "valid_acc reached"), r.out);
+
+  // Installed next to the bundled plugins, they are simply there.
+  r = test::run(std::string(CMAKE_COMMAND) + " --install " + build() + " --prefix " + prefix());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = test::run(skein() + " plugins describe residual_mlp");
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(contains(r.out, prefix() + "/lib/skein/plugins/libresidual_mlp.so"), r.out);
+  BOOST_TEST(contains(r.out, "blocks"), r.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
