@@ -89,6 +89,23 @@ BOOST_AUTO_TEST_CASE(plugin_path_environment_is_scanned) {
   BOOST_TEST(contains(debug.err, "registered 'mlp'"), debug.err);
 }
 
+BOOST_AUTO_TEST_CASE(listing_plugins_runs_no_plugin_code) {
+  const std::string marker = tmp.str("loaded");
+  auto list = test::run("env SKEIN_TEST_LOAD_MARKER=" + marker + " " + kSkein +
+                        " plugins describe probe_callback --plugin-dir " TEST_PLUGIN_DIR);
+  BOOST_TEST(list.exit_code == 0);
+  BOOST_TEST(contains(list.out, "stop_below"));
+  BOOST_TEST(!boost::filesystem::exists(marker), "skein plugins loaded the library");
+  auto debug = test::run("env SKEIN_DEBUG_PLUGINS=1 " + kSkein + " plugins --plugin-dir " TEST_PLUGIN_DIR);
+  BOOST_TEST(contains(debug.err, "read the manifest of"), debug.err);
+  // Using it loads it.
+  auto train = test::run("env SKEIN_TEST_LOAD_MARKER=" + marker + " " + kSkein + " train --config " +
+                         tmp.str("tiny.json") + " --run-dir " + tmp.str("m") + " --set max_epochs=1" +
+                         " --plugin-dir " TEST_PLUGIN_DIR " --plugin probe_callback");
+  BOOST_TEST(train.exit_code == 0, train.err);
+  BOOST_TEST(boost::filesystem::exists(marker));
+}
+
 BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
   const std::string run_dir = tmp.str("run");
   auto r = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set max_epochs=2 --run-dir " + run_dir);

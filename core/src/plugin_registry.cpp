@@ -8,7 +8,9 @@
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 
+#include "skein/core/elf_section.hpp"
 #include "skein/core/suggest.hpp"
+#include "skein/json.hpp"
 #include "skein/errors.hpp"
 #include "skein/version.hpp"
 
@@ -47,7 +49,88 @@ void PluginRegistry::debug(const std::string& msg) const {
   if (debug_) std::cerr << "skein: plugins: " << msg << '\n';
 }
 
+namespace {
+
+void check_api(std::uint32_t major, std::uint32_t minor, const std::string& path) {
+  if (major != SKEIN_API_MAJOR || minor > SKEIN_API_MINOR)
+    throw PluginError("Wrong API version on plugin '" + path + "': got " + version_string(major, minor) +
+                      ", host supports " + version_string(SKEIN_API_MAJOR, SKEIN_API_MINOR));
+}
+
+void check_fingerprint(const std::string& fingerprint, const std::string& name, const std::string& path) {
+  if (fingerprint != host_fingerprint())
+    throw PluginError("plugin '" + name + "' (" + path + ") was built with '" + fingerprint +
+                      "', host expects '" + host_fingerprint() + "'");
+}
+
+}  // namespace
+
 PluginRecord PluginRegistry::inspect(const std::string& path) const {
+  if (auto rec = read_manifest(path)) return std::move(*rec);
+  debug(path + " has no manifest section: loading it to read skein_plugin_info");
+  return load_library(path);
+}
+
+std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& path) const {
+  auto section = read_elf_section(path, SKEIN_MANIFEST_SECTION);
+  if (!section) return std::nullopt;
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(section->c_str());  // NUL-terminated text
+  } catch (const nlohmann::json::exception& e) {
+    throw PluginError("'" + path + "': unreadable plugin manifest: " + e.what());
+  }
+  try {
+    if (m.at("skein_manifest").get<int>() != 1) throw PluginError("'" + path + "': unknown manifest format");
+    check_api(m.at("api").at(0).get<std::uint32_t>(), m.at("api").at(1).get<std::uint32_t>(), path);
+    PluginRecord rec;
+    rec.path = path;
+    rec.from_manifest = true;
+    rec.name = m.at("name").get<std::string>();
+    if (rec.name.empty()) throw PluginError("'" + path + "': plugin declares no name");
+    const std::string kind = m.at("kind").get<std::string>();
+    bool known = false;
+    for (auto k : {PluginKind::callback, PluginKind::history, PluginKind::parallel, PluginKind::model,
+                   PluginKind::dataset})
+      if (kind == to_string(k)) rec.kind = k, known = true;
+    if (!known) throw PluginError("plugin '" + rec.name + "' (" + path + ") declares an unknown kind '" + kind + "'");
+    check_fingerprint(m.at("fingerprint").get<std::string>(), rec.name, path);
+    rec.version = m.at("version").get<std::string>();
+    rec.description = m.at("description").get<std::string>();
+    rec.text = std::make_shared<std::deque<std::string>>();
+    auto keep = [&](const std::string& s) { return rec.text->emplace_back(s).c_str(); };
+    for (const auto& o : m.at("options")) {
+      OptionSpec spec{};
+      spec.name = keep(o.at("name").get<std::string>());
+      const std::string type = o.at("type").get<std::string>();
+      bool typed = false;
+      for (int t = static_cast<int>(OptionType::boolean); t <= static_cast<int>(OptionType::list); ++t)
+        if (type == option_type_name(static_cast<OptionType>(t))) spec.type = static_cast<OptionType>(t), typed = true;
+      if (!typed) throw PluginError("plugin '" + rec.name + "' (" + path + "): option type '" + type + "' is unknown");
+      spec.default_json = o.at("default").is_null() ? nullptr : keep(o.at("default").get<std::string>());
+      spec.doc = keep(o.at("doc").get<std::string>());
+      rec.options.push_back(spec);
+    }
+    debug("read the manifest of " + path + " (not loaded)");
+    return rec;
+  } catch (const nlohmann::json::exception& e) {
+    throw PluginError("'" + path + "': malformed plugin manifest: " + e.what());
+  }
+}
+
+void PluginRegistry::ensure_loaded(const PluginRecord& rec) const {
+  if (rec.library) return;
+  PluginRecord loaded = load_library(rec.path);
+  if (loaded.name != rec.name || loaded.kind != rec.kind)
+    throw PluginError("plugin file '" + rec.path + "': its manifest says " + to_string(rec.kind) + " '" +
+                      rec.name + "' but the library declares " + to_string(loaded.kind) + " '" +
+                      loaded.name + "'");
+  debug("loaded " + rec.path);
+  rec.create = loaded.create;
+  rec.library = loaded.library;
+}
+
+PluginRecord PluginRegistry::load_library(const std::string& path) const {
   auto library = std::make_shared<boost::dll::shared_library>();
   boost::system::error_code ec;
   library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
@@ -64,10 +147,7 @@ PluginRecord PluginRegistry::inspect(const std::string& path) const {
   if (info.magic != kPluginMagic)
     throw PluginError("'" + path + "' is not a Skein plugin (bad magic in " +
                       SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL) + ")");
-  if (info.api_major != SKEIN_API_MAJOR || info.api_minor > SKEIN_API_MINOR)
-    throw PluginError("Wrong API version on plugin '" + path + "': got " +
-                      version_string(info.api_major, info.api_minor) + ", host supports " +
-                      version_string(SKEIN_API_MAJOR, SKEIN_API_MINOR));
+  check_api(info.api_major, info.api_minor, path);
   if (info.struct_size < kInfoSizeV1)
     throw PluginError("'" + path + "': plugin info is too small (" +
                       std::to_string(info.struct_size) + " bytes, expected at least " +
@@ -77,10 +157,7 @@ PluginRecord PluginRegistry::inspect(const std::string& path) const {
   if (!valid_kind(info.kind))
     throw PluginError("plugin '" + name + "' (" + path + ") declares an unknown kind " +
                       std::to_string(static_cast<std::uint32_t>(info.kind)));
-  std::string fingerprint = info.fingerprint ? info.fingerprint : "";
-  if (fingerprint != host_fingerprint())
-    throw PluginError("plugin '" + name + "' (" + path + ") was built with '" + fingerprint +
-                      "', host expects '" + host_fingerprint() + "'");
+  check_fingerprint(info.fingerprint ? info.fingerprint : "", name, path);
   if (!library->has(SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL)))
     throw PluginError("plugin '" + name + "' (" + path + ") has no entry point " +
                       SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL));
@@ -206,6 +283,7 @@ void* PluginRegistry::create_raw(const PluginRecord& rec, const PluginArgs& args
   if (rec.kind != expected)
     throw ConfigError("plugin '" + rec.name + "' is a " + to_string(rec.kind) + " plugin, not a " +
                       to_string(expected) + " plugin");
+  ensure_loaded(rec);
   try {
     void* raw = rec.create(&args);
     if (!raw) throw PluginError("plugin '" + rec.name + "': factory returned nothing");

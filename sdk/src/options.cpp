@@ -4,21 +4,6 @@
 
 namespace skein {
 
-const char* to_string(OptionType t) {
-  switch (t) {
-    case OptionType::boolean: return "bool";
-    case OptionType::integer: return "int";
-    case OptionType::number: return "number";
-    case OptionType::string: return "string";
-    case OptionType::int_list: return "int list";
-    case OptionType::number_list: return "number list";
-    case OptionType::string_list: return "string list";
-    case OptionType::object: return "object";
-    case OptionType::list: return "list";
-  }
-  return "unknown";
-}
-
 Options::Options(std::string owner, nlohmann::json values)
     : owner_(std::move(owner)), values_(std::move(values)) {}
 

@@ -1,6 +1,7 @@
 // Test callback: records the hook order, reaches the user's model type, can
 // request a stop or fail on chosen ranks, and dumps what tests compare
 // (per-rank history, first-batch gradients, final parameters) into the run dir.
+#include <cstdlib>
 #include <fstream>
 
 #include <torch/serialize.h>
@@ -10,6 +11,13 @@
 #include "skein/plugin.hpp"
 
 namespace {
+
+// Runs when the library is loaded: lets a test see whether listing plugins
+// loaded (and so ran) this one.
+const bool kLoadMarker = [] {
+  if (const char* path = std::getenv("SKEIN_TEST_LOAD_MARKER")) std::ofstream(path) << "loaded\n";
+  return true;
+}();
 
 class ProbeCallback final : public skein::Callback {
  public:

@@ -22,7 +22,23 @@ enum class OptionType : std::uint32_t {
   list,  // a list of anything (e.g. of objects)
 };
 
-SKEIN_EXPORT const char* to_string(OptionType t);
+// "bool", "int", "number", "string", "int list", ... (constexpr: plugin
+// manifests are built at compile time).
+constexpr const char* option_type_name(OptionType t) {
+  switch (t) {
+    case OptionType::boolean: return "bool";
+    case OptionType::integer: return "int";
+    case OptionType::number: return "number";
+    case OptionType::string: return "string";
+    case OptionType::int_list: return "int list";
+    case OptionType::number_list: return "number list";
+    case OptionType::string_list: return "string list";
+    case OptionType::object: return "object";
+    case OptionType::list: return "list";
+  }
+  return "unknown";
+}
+inline const char* to_string(OptionType t) { return option_type_name(t); }
 
 // One option of a plugin's schema: plain data, readable before the plugin runs.
 // `default_json` is the default as JSON text; nullptr marks a required option.

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "skein/export.hpp"
+#include "skein/manifest.hpp"
 #include "skein/options.hpp"
 #include "skein/run_info.hpp"
 #include "skein/version.hpp"
@@ -87,9 +88,16 @@ using CreateFn = void* (*)(const PluginArgs*);
   using skein_plugin_interface_ = ::skein::interface_for<::skein::PluginKind::KIND>::type; \
   static_assert(std::is_base_of<skein_plugin_interface_, CLASS>::value,                  \
                 "SKEIN_PLUGIN: " #CLASS " must derive from the interface of kind " #KIND); \
-  const ::skein::OptionSpec skein_plugin_options_[] = {                                   \
+  constexpr ::skein::OptionSpec skein_plugin_options_[] = {                               \
       __VA_ARGS__ __VA_OPT__(, )::skein::OptionSpec{nullptr, ::skein::OptionType::object,  \
                                                     nullptr, nullptr}};                   \
+  constexpr ::skein::manifest::Fields skein_manifest_fields_ = {                          \
+      SKEIN_STR(SKEIN_API_MAJOR), SKEIN_STR(SKEIN_API_MINOR), NAME, #KIND, VERSION,      \
+      DESCRIPTION, SKEIN_BUILD_FINGERPRINT, skein_plugin_options_,                        \
+      sizeof(skein_plugin_options_) / sizeof(::skein::OptionSpec) - 1};                   \
+  __attribute__((section(SKEIN_MANIFEST_SECTION), used)) constexpr auto skein_manifest_ = \
+      ::skein::manifest::build<::skein::manifest::length(skein_manifest_fields_)>(        \
+          skein_manifest_fields_);                                                        \
   }                                                                                       \
   extern "C" SKEIN_EXPORT const ::skein::PluginInfo SKEIN_PLUGIN_INFO_SYMBOL = {          \
       ::skein::kPluginMagic,                                                              \

@@ -3,8 +3,10 @@
 // Libraries are never unloaded: every object a plugin creates holds its
 // library, and the registry keeps a process-wide reference too (libtorch's
 // static registrations make unloading unsafe anyway).
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,15 +18,21 @@ class shared_library;
 
 namespace skein::core {
 
+// What the registry knows of one plugin file. Discovery reads the manifest
+// section without loading the library; the library is loaded (and its
+// skein_plugin_info checked against the manifest) when an object is created.
 struct PluginRecord {
   std::string path;
   std::string name;
   std::string version;
   std::string description;
   PluginKind kind{};
-  std::vector<OptionSpec> options;  // points into the library's constant data
-  CreateFn create = nullptr;
-  std::shared_ptr<boost::dll::shared_library> library;
+  std::vector<OptionSpec> options;  // views into `text` or the library's constant data
+  std::shared_ptr<std::deque<std::string>> text;  // owns the manifest's strings
+  bool from_manifest = false;
+  // Filled when the library is loaded (lazily: the registry is otherwise const).
+  mutable CreateFn create = nullptr;
+  mutable std::shared_ptr<boost::dll::shared_library> library;
 };
 
 // A file that was found but could not be used, and why.
@@ -67,6 +75,9 @@ class SKEIN_EXPORT PluginRegistry {
  private:
   void* create_raw(const PluginRecord& rec, const PluginArgs& args, PluginKind expected) const;
   PluginRecord inspect(const std::string& path) const;  // throws PluginError
+  std::optional<PluginRecord> read_manifest(const std::string& path) const;
+  PluginRecord load_library(const std::string& path) const;
+  void ensure_loaded(const PluginRecord& rec) const;
   void add(PluginRecord rec, bool explicit_file);
   void debug(const std::string& msg) const;
 
