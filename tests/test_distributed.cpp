@@ -100,6 +100,19 @@ BOOST_AUTO_TEST_CASE(histories_are_identical_on_every_rank_with_both_store_backe
   BOOST_TEST(by_backend["filestore"] == by_backend["tcpstore"]);
 }
 
+BOOST_AUTO_TEST_CASE(local_history_on_several_ranks_is_recorded_but_not_enforced) {
+  auto cfg = base_config();
+  cfg["history"]["plugin"] = "local";
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto run = load_json(dir + "/run.json");
+  BOOST_TEST(!run["checked"].get<bool>());
+  BOOST_TEST(!run["consistent"].get<bool>());  // each rank kept its own batches
+  BOOST_TEST(contains(r.err, "ranks kept their own histories"), r.err);
+  BOOST_TEST(contains(r.out, "Warning: history 'local'"), r.out);
+}
+
 BOOST_AUTO_TEST_CASE(history_backend_is_swapped_by_config_alone) {
   nlohmann::json reference;
   for (const std::string backend : {"local", "filestore", "tcpstore"}) {

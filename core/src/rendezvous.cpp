@@ -10,7 +10,10 @@
 namespace skein::core {
 
 nlohmann::json IntegrityReport::to_json() const {
-  return {{"world_size", digests.size()}, {"history_digests", digests}, {"consistent", consistent}};
+  return {{"world_size", digests.size()},
+          {"history_digests", digests},
+          {"consistent", consistent},
+          {"checked", enforced}};
 }
 
 std::string digest_key(int rank) { return "skein/digest/" + std::to_string(rank); }
@@ -29,6 +32,7 @@ IntegrityReport collect_digests(c10d::Store& store, int world_size) {
   report.consistent = true;
   for (int r = 0; r < world_size; ++r) {
     report.digests.push_back(store.check({keys[r]}) ? store_get(store, keys[r]) : "");
+    if (report.digests[r].rfind(kUnsyncedDigest, 0) == 0) report.enforced = false;
     if (!report.consistent) continue;
     if (report.digests[r].empty()) {
       report.consistent = false;

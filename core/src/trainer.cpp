@@ -130,6 +130,7 @@ void Trainer::train_epoch() {
     const bool step_now = index + 1 == group_start + group;
     batch.optimizer_step = step_now;
     ++index;
+    if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
     log.new_row();  // callbacks may add their own values to this batch's record
     for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
 

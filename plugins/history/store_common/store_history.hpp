@@ -26,6 +26,7 @@ class StoreHistory : public skein::HistoryBackend {
   void sync_epoch(skein::History& history) override;
   // Waits until every rank has closed, so the store may go away after it.
   void close() override;
+  bool synchronizes_ranks() const override { return true; }
   std::size_t round_trips() const { return round_trips_; }
 
  protected:

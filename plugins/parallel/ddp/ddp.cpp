@@ -25,6 +25,7 @@ class Ddp final : public skein::Parallel {
     if (!(first_mb > 0)) opt.fail("first_bucket_mb", "must be positive");
     reducer_options_.cap_bytes = static_cast<std::size_t>(cap_mb * (1 << 20));
     reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
+    reducer_options_.overlap = opt.get_bool("overlap");
     const std::string backend = opt.get_string("backend");
     if (backend != "gloo" && backend != "auto")
       opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
@@ -92,6 +93,8 @@ SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.0.0",
              SKEIN_OPTION("bucket_cap_mb", number, "25", "Largest gradient bucket, in MiB"),
              SKEIN_OPTION("first_bucket_mb", number, "1",
                           "Cap of the first bucket (small, so communication starts early)"),
+             SKEIN_OPTION("overlap", boolean, "true",
+                          "Launch each bucket's all-reduce during backward (false: after it)"),
              SKEIN_OPTION("backend", string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)"),
              SKEIN_OPTION("gloo_host", string, "\"\"",
                           "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "

@@ -6,7 +6,8 @@ namespace skein_ddp {
 
 GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
                                  std::vector<torch::Tensor> params, const ReducerOptions& options)
-    : group_(std::move(group)), params_(std::move(params)), world_(group_->getSize()) {
+    : group_(std::move(group)), params_(std::move(params)), overlap_(options.overlap),
+      world_(group_->getSize()) {
   bucket_of_.resize(params_.size());
   position_in_bucket_.resize(params_.size());
   ready_.assign(params_.size(), false);
@@ -73,7 +74,7 @@ void GradientReducer::fill(std::size_t index, const torch::Tensor& grad) {
 void GradientReducer::on_gradient(std::size_t index, const torch::Tensor& grad) {
   if (!enabled_ || ready_[index]) return;
   fill(index, grad);
-  launch_ready_buckets();
+  if (overlap_) launch_ready_buckets();
 }
 
 void GradientReducer::launch_ready_buckets() {

@@ -19,6 +19,8 @@ namespace skein_ddp {
 struct ReducerOptions {
   std::size_t cap_bytes = 25u << 20;
   std::size_t first_cap_bytes = 1u << 20;
+  // false: launch every bucket only after backward (for measuring the overlap).
+  bool overlap = true;
 };
 
 class GradientReducer {
@@ -52,6 +54,7 @@ class GradientReducer {
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;
   bool enabled_ = true;
+  bool overlap_ = true;
   double world_;
 };
 

@@ -15,6 +15,9 @@ class SKEIN_EXPORT HistoryBackend {
   virtual void sync_epoch(History& history) = 0;
   // End of the run: release store keys, files, connections.
   virtual void close() {}
+  // Whether every rank ends with the same history (checked at the end of a
+  // distributed run only for backends that say so).
+  virtual bool synchronizes_ranks() const { return false; }
 };
 
 }  // namespace skein

@@ -18,9 +18,15 @@ namespace skein::core {
 struct IntegrityReport {
   std::vector<std::string> digests;  // by rank; "" where a rank reported none
   bool consistent = false;
+  // False when a rank's history backend does not synchronize ranks (local):
+  // differing histories are then expected, not an error.
+  bool enforced = true;
   std::string message;  // what differs, for the error line
   SKEIN_EXPORT nlohmann::json to_json() const;
 };
+
+// Prefix of a digest published by a rank whose history is not synchronized.
+constexpr const char* kUnsyncedDigest = "unsynced:";
 
 // Store key where rank r publishes its digest.
 SKEIN_EXPORT std::string digest_key(int rank);

@@ -1,5 +1,6 @@
 #pragma once
 // The training loop: builds every plugin of a RunConfig and runs the epochs.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -42,6 +43,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   const std::string& stop_reason() const { return stop_reason_; }
+  bool history_synchronized() const { return backend_->synchronizes_ranks(); }
+  // When this process began its first train batch (for start-up measurements).
+  std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
 
   // TrainContext
   const RunInfo& run() const override { return run_; }
@@ -83,6 +87,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::optional<TensorSplit> test_;
   long epoch_ = 0;
   long start_epoch_ = 1;
+  std::optional<std::chrono::steady_clock::time_point> first_batch_at_;
   long batches_per_epoch_ = 0;
   struct CheckpointRequest {
     std::string name;

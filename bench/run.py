@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Runs every Skein benchmark and prints a Markdown results table.
+
+  python3 bench/run.py [--quick] [--build build] [--out FILE]
+
+--quick (under 5 minutes on 2 cores) uses fewer rounds, epochs and sizes; the
+full run takes under 30. Throughputs are compared as ratios of medians within
+one run, with the runs being compared interleaved: the machine is shared and
+noisy, absolute numbers are not.
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRAIN_SAMPLES = 54000  # Fashion-MNIST train (60000) less valid_split 0.1
+
+
+def sh(cmd, env=None, netns=False):
+    if netns:  # ports opened by the command are reachable from nowhere else
+        cmd = ["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""] + cmd
+    full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
+    r = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def skein_epochs(b, args, tmp, name):
+    run = os.path.join(tmp, name + str(time.monotonic_ns()))
+    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, netns=True)
+    with open(os.path.join(run, "history.json")) as f:
+        history = json.load(f)
+    with open(os.path.join(run, "results.json")) as f:
+        results = json.load(f)
+    return history, results
+
+
+def rate(history, skip_first=True):
+    epochs = history[1:] if skip_first and len(history) > 1 else history
+    return [TRAIN_SAMPLES / e["dur"] for e in epochs]
+
+
+def overhead(b, tmp, rounds, epochs):
+    cfg = os.path.join(ROOT, "bench/configs/overhead.json")
+    rates = {"hand": [], "skein": [], "skein_bare": []}
+    for _ in range(rounds):  # interleaved
+        out = sh([f"{b}/bin/handwritten_loop", "--epochs", str(epochs)])
+        rates["hand"] += [l["samples_per_s"] for l in map(json.loads, out.splitlines())][1:]
+        h, _ = skein_epochs(b, ["--config", cfg, "--set", f"max_epochs={epochs}"], tmp, "oh")
+        rates["skein"] += rate(h)
+        h, _ = skein_epochs(b, ["--config", cfg, "--set", f"max_epochs={epochs}", "--set", "callbacks=[]"], tmp, "bare")
+        rates["skein_bare"] += rate(h)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    return [
+        ("hand-written libtorch loop", f"{med['hand']:.0f} samples/s", "1.000"),
+        ("skein: print_log + early_stopping + checkpoint", f"{med['skein']:.0f} samples/s", f"{med['skein'] / med['hand']:.3f}"),
+        ("skein: no callbacks", f"{med['skein_bare']:.0f} samples/s", f"{med['skein_bare'] / med['hand']:.3f}"),
+    ]
+
+
+def history_sync(b, worlds, batch_counts, epochs):
+    rows = []
+    for backend in ["local", "filestore", "tcpstore"]:
+        for w in worlds:
+            for n in batch_counts:
+                out = sh([f"{b}/bin/history_sync", "--backend", backend, "--world", str(w), "--batches", str(n),
+                          "--epochs", str(epochs)], netns=True)
+                r = json.loads(out)
+                trips = "0" if backend == "local" else f"{r['round_trips_other']} ({r['round_trips_rank0']} on rank 0)"
+                rows.append((backend, w, n, f"{r['sync_ms']:.2f}", f"{r['per_batch_us']:.2f}", trips))
+    return rows
+
+
+def example_sync_share(b, tmp, rounds, epochs):
+    cfg = os.path.join(ROOT, "examples/fashion_mnist_ddp.json")
+    durs = {"local": [], "tcpstore": []}
+    for _ in range(rounds):
+        for backend in durs:
+            h, _ = skein_epochs(b, ["--config", cfg, "--nproc-per-node", "2", "--set", f"max_epochs={epochs}",
+                                    "--set", f"history.plugin={backend}", "--set", "callbacks=[]"], tmp, backend)
+            durs[backend] += [e["dur"] for e in h[1:]]
+    local, tcp = statistics.median(durs["local"]), statistics.median(durs["tcpstore"])
+    return local, tcp
+
+
+def ddp(b, tmp, rounds, epochs, caps):
+    cfg = os.path.join(ROOT, "examples/fashion_mnist_ddp.json")
+    base = ["--config", cfg, "--set", f"max_epochs={epochs}", "--set", "callbacks=[]", "--set", "history.plugin=local"]
+    variants = {
+        "1 process, batch 128": base + ["--set", "batch_size=128", "--set", "parallel.plugin=none"],
+        "2 processes x batch 64, buckets overlapped with backward (25 MiB)": base + ["--nproc-per-node", "2"],
+        "2 processes x batch 64, one all-reduce per parameter after backward": base + [
+            "--nproc-per-node", "2", "--set", "parallel.bucket_cap_mb=0.000001",
+            "--set", "parallel.first_bucket_mb=0.000001", "--set", "parallel.overlap=false"],
+    }
+    for cap in caps:
+        variants[f"2 processes x batch 64, bucket cap {cap} MiB"] = base + [
+            "--nproc-per-node", "2", "--set", f"parallel.bucket_cap_mb={cap}", "--set", f"parallel.first_bucket_mb={cap}"]
+    rates = {k: [] for k in variants}
+    for _ in range(rounds):
+        for k, args in variants.items():
+            h, _ = skein_epochs(b, args, tmp, "ddp")
+            rates[k] += rate(h)
+    one = statistics.median(rates["1 process, batch 128"])
+    return [(k, f"{statistics.median(v):.0f}", f"{statistics.median(v) / one:.2f}") for k, v in rates.items()]
+
+
+def startup(b, tmp):
+    times = []
+    for _ in range(10):
+        t = time.monotonic()
+        sh([f"{b}/bin/skein", "plugins", "--json"])
+        times.append(time.monotonic() - t)
+    cfg = os.path.join(ROOT, "examples/fashion_mnist.json")
+    _, one = skein_epochs(b, ["--config", cfg, "--set", "max_epochs=1"], tmp, "start1")
+    _, two = skein_epochs(b, ["--config", os.path.join(ROOT, "examples/fashion_mnist_ddp.json"),
+                              "--nproc-per-node", "2", "--set", "max_epochs=1"], tmp, "start2")
+    return statistics.median(times), one, two
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    q = a.quick
+    start = time.monotonic()
+    lines = [f"# Skein benchmarks ({'quick' if q else 'full'} run)", "",
+             f"- date: {time.strftime('%Y-%m-%d %H:%M')}",
+             f"- machine: {os.cpu_count()} cores, {os.uname().machine}, {os.uname().sysname} {os.uname().release}",
+             f"- command: `python3 bench/run.py{' --quick' if q else ''}`", ""]
+    with tempfile.TemporaryDirectory(prefix="skein-bench-") as tmp:
+        b = a.build
+        lines += ["## 1. Trainer overhead (Fashion-MNIST, MLP 784-256-128-10, SGD momentum 0.9, batch 64, 1 thread)", "",
+                  "| run | median throughput (epochs 2+) | ratio to the hand-written loop |", "|---|---|---|"]
+        lines += [f"| {r} | {t} | {x} |" for r, t, x in overhead(b, tmp, 2 if q else 5, 3 if q else 4)]
+        lines += ["", "## 2. History sync per epoch (W processes, B batches each, median of epochs)", "",
+                  "| backend | W | B | sync ms/epoch | µs per batch | store round trips per rank and epoch |",
+                  "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(map(str, r)) + " |" for r in
+                  history_sync(b, [1, 2, 4], [100, 10000] if q else [100, 1000, 10000], 5 if q else 10)]
+        local, tcp = example_sync_share(b, tmp, 1 if q else 3, 2 if q else 3)
+        lines += ["", f"Example job on 2 processes (`examples/fashion_mnist_ddp.json`, epochs 2+): median epoch "
+                      f"{local:.3f} s with history `local`, {tcp:.3f} s with `tcpstore` "
+                      f"({(tcp / local - 1) * 100:+.1f}%; run-to-run noise is of the same order)."]
+        lines += ["", "## 3. DDP (fixed global batch 128)", "", "| run | samples/s | vs 1 process |", "|---|---|---|"]
+        lines += [f"| {r} | {t} | {x} |" for r, t, x in ddp(b, tmp, 1 if q else 2, 2 if q else 3, [1, 25] if q else [0.25, 1, 5, 25])]
+        listing, one, two = startup(b, tmp)
+        lines += ["", "## 4. Start-up", "", "| what | value |", "|---|---|",
+                  f"| discover and describe all bundled plugins (`skein plugins --json`, median of 10) | {listing * 1e3:.0f} ms |",
+                  f"| `skein train` to the first batch, 1 process (loads Fashion-MNIST) | {one['time_to_first_batch_s']:.2f} s |",
+                  f"| the same, 2 processes (slowest rank) | {two['time_to_first_batch_s']:.2f} s |",
+                  f"| peak RSS, 1 process | {one['peak_rss_mb']:.0f} MiB |",
+                  f"| peak RSS per worker, 2 processes (largest) | {two['peak_rss_mb']:.0f} MiB |"]
+    lines += ["", f"Total benchmark time: {time.monotonic() - start:.0f} s."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
