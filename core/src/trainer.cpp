@@ -261,8 +261,14 @@ void Trainer::write_pending_checkpoints() {
                                " (rank " + std::to_string(run_.rank) + ": '" + names +
                                "'); decide them from a synced history (tcpstore or filestore)");
   }
+  std::string written;  // the first checkpoint of this epoch: later ones link its files
   for (const auto& request : pending_checkpoints_) {
-    write_checkpoint(request.name);
+    if (written.empty()) {
+      write_checkpoint(request.name);
+      written = request.name;
+    } else if (run_.is_main()) {
+      link_checkpoint(written, request.name);
+    }
     if (run_.is_main()) {
       for (const auto& old : request.remove_after) {
         boost::system::error_code ec;

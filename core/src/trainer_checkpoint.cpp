@@ -61,6 +61,17 @@ void maybe_crash_for_test(long epoch) {
   if (at && std::atol(at) == epoch) std::_Exit(86);
 }
 
+// Renames the complete directory `tmp` to root/name, replacing a checkpoint of
+// that name (e.g. "best") as a whole.
+void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::string& name) {
+  const fs::path final_dir = root / name;
+  const fs::path old = root / (".old-" + name + "-" + std::to_string(::getpid()));
+  if (fs::exists(final_dir)) fs::rename(final_dir, old);
+  fs::rename(tmp, final_dir);
+  fsync_path(root.string(), O_RDONLY | O_DIRECTORY);
+  fs::remove_all(old);
+}
+
 }  // namespace
 
 std::string find_latest_checkpoint(const std::string& root) {
@@ -107,7 +118,6 @@ void Trainer::write_checkpoint(const std::string& name) {
 
   const fs::path root(checkpoint_root());
   fs::create_directories(root);
-  const fs::path final_dir = root / name;
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -156,12 +166,20 @@ void Trainer::write_checkpoint(const std::string& name) {
   put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
 
-  // Replace a checkpoint of the same name (e.g. "best") as a whole.
-  const fs::path old = root / (".old-" + name + "-" + std::to_string(::getpid()));
-  if (fs::exists(final_dir)) fs::rename(final_dir, old);
-  fs::rename(tmp, final_dir);
-  fsync_path(root.string(), O_RDONLY | O_DIRECTORY);
-  fs::remove_all(old);
+  install_checkpoint(root, tmp, name);
+}
+
+// Files of a checkpoint are never modified after they are written, so another
+// checkpoint of the same state can share them.
+void Trainer::link_checkpoint(const std::string& from, const std::string& name) {
+  const fs::path root(checkpoint_root());
+  const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  for (fs::directory_iterator it(root / from), end; it != end; ++it)
+    fs::create_hard_link(it->path(), tmp / it->path().filename());
+  fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
+  install_checkpoint(root, tmp, name);
 }
 
 void Trainer::resume(const std::string& dir) {

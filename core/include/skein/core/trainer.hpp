@@ -71,6 +71,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void intern_batch_keys();
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
+  // The same state under another name (e.g. "best" of the epoch just written):
+  // hard links to the files of `from`, renamed into place. Rank 0 only.
+  void link_checkpoint(const std::string& from, const std::string& name);
 
   RunConfig config_;
   RunInfo run_;
