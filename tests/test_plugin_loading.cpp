@@ -1,6 +1,10 @@
 #define BOOST_TEST_MODULE plugin_loading
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+
 #include "skein/callback.hpp"
 #include "skein/core/option_schema.hpp"
 #include "skein/core/plugin_registry.hpp"
@@ -127,6 +131,21 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
   reg2.reset();
   model.reset();
   BOOST_TEST(model2->forward(torch::ones({1, 4})).size(0) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_world_writable_plugin_directory_is_refused) {
+  test::TempDir dir;
+  boost::filesystem::copy_file(std::string(TWIN_PLUGIN_DIR_A) + "/libtest_twin_a.so", dir.str("libtwin.so"));
+  ::chmod(dir.str().c_str(), 0777);
+  PluginRegistry reg;
+  reg.scan_directory(dir.str());
+  BOOST_TEST(reg.find("twin") == nullptr);
+  BOOST_TEST(contains(problem_for(reg, dir.str()), "world-writable"));
+  ::setenv("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR", "1", 1);
+  PluginRegistry allowed;
+  allowed.scan_directory(dir.str());
+  ::unsetenv("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR");
+  BOOST_TEST(allowed.find("twin") != nullptr);
 }
 
 BOOST_AUTO_TEST_CASE(creating_a_plugin_as_the_wrong_kind_is_refused) {

@@ -336,4 +336,20 @@ BOOST_AUTO_TEST_CASE(gradient_clipping_bounds_the_update) {
   BOOST_TEST(clipped[0]["train_grad_norm"].get<double>() > 1e-9);  // the norm before clipping
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_loss_is_recorded_and_can_stop_the_run) {
+  auto cfg = test::synthetic_config();
+  cfg["optimizer"] = {{"name", "sgd"}, {"lr", 1e30}};
+  cfg["max_epochs"] = 5;
+  const std::string recorded = dir("nan"), stopped = dir("nanstop");
+  const std::string config = write_config(cfg);
+  BOOST_REQUIRE(skein("--config " + config + " --run-dir " + recorded).exit_code == 0);
+  auto h = load_json(recorded + "/history.json");
+  BOOST_TEST(h.size() == 5u);
+  BOOST_TEST(h.back()["train_loss"].get<std::string>() == "NaN");  // the documented encoding
+  auto r = skein("--config " + config + " --run-dir " + stopped + " --plugin terminate_on_nan");
+  BOOST_REQUIRE(r.exit_code == 0);
+  BOOST_TEST(contains(r.out, "train_loss is NaN at epoch"), r.out);
+  BOOST_TEST(load_json(stopped + "/history.json").size() < 5u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

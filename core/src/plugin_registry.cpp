@@ -1,5 +1,7 @@
 #include "skein/core/plugin_registry.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -212,6 +214,17 @@ void PluginRegistry::scan_directory(const std::string& dir) {
   boost::system::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     debug("skipped " + dir + ": not a directory");
+    return;
+  }
+  // Anyone could drop code into a world-writable directory: refuse it
+  // unless the user says otherwise.
+  struct stat st {};
+  const char* allow = std::getenv("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR");
+  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) && !(allow && std::string(allow) == "1")) {
+    const std::string msg = "refused plugin directory '" + dir +
+                            "': it is world-writable (chmod o-w it, or set SKEIN_ALLOW_UNSAFE_PLUGIN_DIR=1)";
+    debug(msg);
+    problems_.push_back({dir, msg});
     return;
   }
   std::vector<fs::path> files;
