@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "launch.hpp"
 #include "skein/core/run.hpp"
+#include "skein/errors.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,6 +24,7 @@ int cmd_train(const std::vector<std::string>& args) {
       "run-dir", po::value(&req.run_dir), "output directory (default: a new folder under runs/)")(
       "resume", po::value(&req.resume_dir),
       "continue the run in this directory from its newest checkpoint")(
+      "overwrite", po::bool_switch(&req.overwrite), "replace a run already in --run-dir")(
       "plugin-dir", po::value(&req.plugin_dirs)->composing(),
       "also scan this directory for plugins (repeatable)");
   po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
@@ -57,11 +59,13 @@ int cmd_train(const std::vector<std::string>& args) {
     for (const auto& d : req.plugin_dirs) w.insert(w.end(), {"--plugin-dir", d});
     if (!req.resume_dir.empty()) core::prepare_resume(req);  // checks before any worker starts
     launch_opts.resume = !req.resume_dir.empty();
+    if (req.overwrite && !req.run_dir.empty() && !launch_opts.resume) core::clear_run_dir(req.run_dir);
     launch_opts.run_dir = req.run_dir;
     launch_opts.config_path = req.sources.config_path;
     return launch(launch_opts);
   }
   if (!req.resume_dir.empty()) core::prepare_resume(req);
+  if (req.overwrite && !req.resume_dir.empty()) throw ConfigError("--overwrite and --resume exclude each other");
   core::TrainOutcome outcome = core::run_training(req);
   if (outcome.is_main) std::cout << "Run saved in " << outcome.run_dir << std::endl;
   return 0;

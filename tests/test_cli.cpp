@@ -128,6 +128,12 @@ BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
   BOOST_TEST(one_error_line(again), again.err);
   BOOST_TEST(contains(again.err, "already holds a run"), again.err);
   BOOST_TEST(nlohmann::json::parse(test::read_text(run_dir + "/history.json")).size() == 2u);
+
+  // Unless asked to replace it.
+  auto over = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set max_epochs=1 --run-dir " +
+                        run_dir + " --overwrite");
+  BOOST_TEST(over.exit_code == 0, over.err);
+  BOOST_TEST(nlohmann::json::parse(test::read_text(run_dir + "/history.json")).size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(plugin_file_given_by_path_is_used) {

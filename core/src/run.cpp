@@ -80,6 +80,13 @@ void check_run_dir_free(const std::string& dir) {
   }
 }
 
+void clear_run_dir(const std::string& dir) {
+  boost::system::error_code ec;
+  for (const char* f : {"config.json", "history.json", "results.json", "run.json", "train.log",
+                        "metrics.jsonl", "report.html", "history.filestore", "checkpoints", "tensorboard"})
+    fs::remove_all(fs::path(dir) / f, ec);
+}
+
 namespace {
 
 // Refuses a directory that already holds a run; creates it otherwise.
@@ -138,6 +145,7 @@ TrainOutcome run_training(const TrainRequest& request) {
   run.run_dir = agree_on_run_dir(request, run, store);
   const bool resuming = !request.resume_dir.empty();
   if (run.is_main()) {
+    if (request.overwrite && !resuming && !launched_by_skein()) clear_run_dir(run.run_dir);
     if (!resuming) prepare_run_dir(run.run_dir);
     write_file_atomic(run.run_dir + "/config.json", config.resolved.dump(2) + "\n");
   }

@@ -15,6 +15,7 @@ struct TrainRequest {
   ConfigSources sources;
   std::string run_dir;                   // empty: a new folder under runs/
   std::string resume_dir;                // continue the run in this directory
+  bool overwrite = false;                // replace a run already in run_dir
   std::vector<std::string> plugin_dirs;  // scanned after the default ones
 };
 
@@ -37,6 +38,9 @@ SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::
 
 // Throws ConfigError when `dir` already holds a run.
 SKEIN_EXPORT void check_run_dir_free(const std::string& dir);
+// For --overwrite: removes what a previous run left in `dir` (its files and
+// checkpoints; other files stay).
+SKEIN_EXPORT void clear_run_dir(const std::string& dir);
 
 // For --resume DIR: the run's config.json becomes the config file (flags and
 // --set still apply on top), and the run directory is DIR. Throws ConfigError
