@@ -209,6 +209,27 @@ BOOST_AUTO_TEST_CASE(resume_errors_are_clear) {
   BOOST_TEST(contains(no_ckpt.err, "no complete checkpoint"), no_ckpt.err);
 }
 
+BOOST_AUTO_TEST_CASE(resume_refuses_another_world_size_and_damaged_checkpoints) {
+  auto cfg = resumable_config();
+  cfg["max_epochs"] = 2;
+  const std::string run = dir("ws");
+  BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + run).exit_code == 0);
+  auto other = skein("--resume " + run + " --set max_epochs=3 --nproc-per-node 2 --timeout 60 "
+                     "--set parallel.plugin=ddp");
+  BOOST_TEST(other.exit_code == 2);
+  BOOST_TEST(contains(other.err, "was written by 1 ranks; this run has 2"), other.err);
+  // A damaged model file: a clear error, not a crash.
+  test::write_text(run + "/checkpoints/epoch_0002/model.pt", "not a torch archive");
+  auto damaged = skein("--resume " + run + " --set max_epochs=3");
+  BOOST_TEST(damaged.exit_code == 2);
+  BOOST_TEST(contains(damaged.err, "does not fit this run"), damaged.err);
+  // An unreadable trainer.json makes the checkpoint incomplete.
+  test::write_text(run + "/checkpoints/epoch_0002/trainer.json", "{");
+  auto incomplete = skein("--resume " + run);
+  BOOST_TEST(incomplete.exit_code == 2);
+  BOOST_TEST(contains(incomplete.err, "no complete checkpoint"), incomplete.err);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_parameters_load_as_a_state_dict) {
   auto cfg = test::synthetic_config();
   cfg["max_epochs"] = 1;
