@@ -92,10 +92,9 @@ int launch(const LaunchOptions& o) {
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
-    std::string what = e.what();
     throw std::runtime_error("cannot " + std::string(o.node_rank == 0 ? "start" : "reach") +
                              " the run's store at " + o.master_addr + ":" +
-                             std::to_string(o.master_port) + ": " + what.substr(0, what.find('\n')));
+                             std::to_string(o.master_port) + ": " + first_line(e.what()));
   }
 
   // Node 0 names the run (id and directory); the other nodes learn both.

@@ -21,13 +21,8 @@ const char* kUsage =
     "\n"
     "skein --version prints the version.\n";
 
-std::string first_line(const std::string& s) {
-  auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
 int fail(int code, const std::string& message) {
-  std::cerr << "skein: error: " << first_line(message) << std::endl;
+  std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
   return code;
 }
 

@@ -87,7 +87,6 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
     check_api(m.at("api").at(0).get<std::uint32_t>(), m.at("api").at(1).get<std::uint32_t>(), path);
     PluginRecord rec;
     rec.path = path;
-    rec.from_manifest = true;
     rec.name = m.at("name").get<std::string>();
     if (rec.name.empty()) throw PluginError("'" + path + "': plugin declares no name");
     const std::string kind = m.at("kind").get<std::string>();

@@ -48,10 +48,6 @@ IntegrityReport collect_digests(c10d::Store& store, int world_size) {
 
 namespace {
 
-std::chrono::milliseconds ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
-}
-
 class StoreRendezvous final : public Rendezvous {
  public:
   StoreRendezvous(c10::intrusive_ptr<c10d::Store> store, int port)
@@ -76,7 +72,7 @@ class StoreRendezvous final : public Rendezvous {
 std::unique_ptr<Rendezvous> Rendezvous::file_store(const std::string& path, int users,
                                                    double timeout_s) {
   auto store = c10::make_intrusive<c10d::FileStore>(path, users);
-  store->setTimeout(ms(timeout_s));
+  store->setTimeout(to_millis(timeout_s));
   return std::make_unique<StoreRendezvous>(store, 0);
 }
 

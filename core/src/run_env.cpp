@@ -35,8 +35,6 @@ long env_int(const char* name, long fallback, long min, long max) {
   return x;
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 }  // namespace
 
 bool launched_by_skein() {
@@ -98,7 +96,7 @@ RunInfo read_run_env() {
 
 RunStore open_run_store(RunInfo& run) {
   RunStore rs;
-  const auto timeout = std::chrono::milliseconds(static_cast<long>(run.timeout_s * 1000));
+  const auto timeout = to_millis(run.timeout_s);
   try {
     if (const char* path = env(kEnvStoreFile)) {
       const int users = static_cast<int>(env_int(kEnvStoreUsers, run.world_size, 1, 1 << 20));

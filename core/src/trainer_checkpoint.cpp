@@ -52,8 +52,6 @@ void fsync_path(const std::string& path, int flags) {
   }
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 // Test hook (see tests/test_checkpoint.cpp): die halfway through writing the
 // checkpoint of this epoch, as a kill -9 would.
 void maybe_crash_for_test(long epoch) {

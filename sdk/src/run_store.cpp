@@ -9,7 +9,7 @@ c10d::TCPStoreOptions tcp_store_options(int port, bool is_server, int world_size
   opts.isServer = is_server;
   opts.numWorkers = world_size;
   opts.waitWorkers = false;
-  opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  opts.timeout = to_millis(timeout_s);
   return opts;
 }
 

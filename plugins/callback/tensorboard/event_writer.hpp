@@ -20,7 +20,6 @@ class EventWriter {
   explicit EventWriter(const std::string& dir);
   void scalar(const std::string& tag, std::int64_t step, float value);
   void flush() { out_.flush(); }
-  const std::string& path() const { return path_; }
 
  private:
   void record(const std::string& event);

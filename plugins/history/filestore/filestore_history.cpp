@@ -38,11 +38,9 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   try {
     store = c10::make_intrusive<c10d::FileStore>(path, run.world_size);
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    args.options.fail("path", "names '" + path + "', which cannot be opened: " +
-                                  what.substr(0, what.find('\n')));
+    args.options.fail("path", "names '" + path + "', which cannot be opened: " + skein::first_line(e.what()));
   }
-  store->setTimeout(std::chrono::milliseconds(static_cast<long>(run.timeout_s * 1000)));
+  store->setTimeout(skein::to_millis(run.timeout_s));
   if (run.rank == 0 && coordinated) skein::store_set(*args.store->store, ready_key, "1");
   return store;
 }

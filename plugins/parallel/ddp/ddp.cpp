@@ -33,7 +33,7 @@ class Ddp final : public skein::Parallel {
     if (!args.store || !*args.store)
       throw skein::ConfigError("parallel 'ddp': WORLD_SIZE is " + std::to_string(run_.world_size) +
                                " but the run has no store (start it with skein train --nproc-per-node)");
-    const auto timeout = std::chrono::milliseconds(static_cast<long>(run_.timeout_s * 1000));
+    const auto timeout = skein::to_millis(run_.timeout_s);
     auto store = c10::make_intrusive<c10d::PrefixStore>("skein/ddp/" + run_.run_id + "/",
                                                         args.store->store);
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);

@@ -20,4 +20,9 @@ class SKEIN_EXPORT PluginError : public std::runtime_error {
   ~PluginError() override;
 };
 
+// The first line of an error message (libtorch's carry a backtrace after it).
+inline std::string first_line(const std::string& message) {
+  return message.substr(0, message.find('\n'));
+}
+
 }  // namespace skein

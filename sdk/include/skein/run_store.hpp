@@ -2,6 +2,7 @@
 // The run's rendezvous store: a c10d FileStore (one machine, our launcher) or
 // TCPStore (several machines, or an external launcher), shared by every
 // plugin that needs to talk across ranks (history sync, process groups).
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct RunStore {
   c10::intrusive_ptr<c10d::Store> store;  // null when kind == none
   explicit operator bool() const { return static_cast<bool>(store); }
 };
+
+// A timeout given in seconds (as RunInfo::timeout_s), as c10d takes it.
+inline std::chrono::milliseconds to_millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+}
 
 // TCPStore options as Skein uses them: `world_size` workers, none waited for
 // at start, every operation bounded by `timeout_s`.

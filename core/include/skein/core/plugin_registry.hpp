@@ -29,7 +29,6 @@ struct PluginRecord {
   PluginKind kind{};
   std::vector<OptionSpec> options;  // views into `text` or the library's constant data
   std::shared_ptr<std::deque<std::string>> text;  // owns the manifest's strings
-  bool from_manifest = false;
   // Filled when the library is loaded (lazily: the registry is otherwise const).
   mutable CreateFn create = nullptr;
   mutable std::shared_ptr<boost::dll::shared_library> library;
