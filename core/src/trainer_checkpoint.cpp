@@ -23,6 +23,7 @@
 #include <torch/serialize.h>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/trainer.hpp"
 
 namespace fs = boost::filesystem;
@@ -30,8 +31,6 @@ namespace fs = boost::filesystem;
 namespace skein::core {
 
 namespace {
-
-constexpr int kCheckpointFormat = 1;
 
 std::string bytes_of(const torch::Tensor& t) {
   auto c = t.contiguous();
@@ -82,9 +81,9 @@ std::string find_latest_checkpoint(const std::string& root) {
     if (name.rfind("epoch_", 0) != 0 || !fs::exists(it->path() / "trainer.json")) continue;
     try {
       auto meta = nlohmann::json::parse(std::ifstream((it->path() / "trainer.json").string()));
-      const long epoch = meta.at("epoch").get<long>();
-      if (epoch > best_epoch) {
-        best_epoch = epoch;
+      const auto epoch = checkpoint_epoch(meta);
+      if (epoch && *epoch > best_epoch) {
+        best_epoch = *epoch;
         best = it->path().string();
       }
     } catch (const std::exception&) {
@@ -182,16 +181,15 @@ void Trainer::link_checkpoint(const std::string& from, const std::string& name) 
 
 void Trainer::resume(const std::string& dir) {
   const std::string where = "checkpoint " + dir;
-  nlohmann::json meta;
-  try {
-    meta = decode_nonfinite(nlohmann::json::parse(std::ifstream(dir + "/trainer.json")));
-  } catch (const std::exception& e) {
-    throw ConfigError(where + ": unreadable trainer.json: " + first_line(e.what()));
+  std::string text;
+  {
+    std::ifstream in(dir + "/trainer.json", std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();  // empty when missing: then "unreadable" like any bad JSON
   }
-  if (meta.value("format", 0) != kCheckpointFormat)
-    throw ConfigError(where + ": format " + meta.value("format", nlohmann::json()).dump() +
-                      ", this skein reads format " + std::to_string(kCheckpointFormat));
-  const int world = meta.value("world_size", 0);
+  const CheckpointMeta meta = parse_checkpoint_meta(text, where);
+  const int world = meta.world_size;
   if (world != run_.world_size)
     throw ConfigError(where + " was written by " + std::to_string(world) + " ranks; this run has " +
                       std::to_string(run_.world_size) +
@@ -203,10 +201,10 @@ void Trainer::resume(const std::string& dir) {
     torch::serialize::InputArchive archive;
     archive.load_from(dir + "/optimizer.pt");
     optimizer_->load(archive);
-    const auto& lrs = meta.at("lr");
+    const auto& lrs = meta.lr;
     auto& groups = optimizer_->param_groups();
     if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
-    for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i].get<double>());
+    for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
     std::vector<torch::Tensor> rng;
     torch::load(rng, dir + "/rng.pt");
     if (static_cast<int>(rng.size()) != run_.world_size) throw std::runtime_error("rng.pt holds the wrong number of ranks");
@@ -220,13 +218,19 @@ void Trainer::resume(const std::string& dir) {
     throw ConfigError(where + " does not fit this run: " + first_line(e.what()));
   }
   // Callback states, matched by position and plugin name.
-  const auto& states = meta.at("callbacks");
+  const auto& states = meta.callbacks;
   for (std::size_t i = 0; i < callbacks_.size() && i < states.size(); ++i) {
-    if (states[i].value("plugin", "") == config_.callbacks[i].record->name &&
-        !states[i]["state"].is_null())
-      callbacks_[i]->load_state(states[i]["state"]);
+    const std::string& name = config_.callbacks[i].record->name;
+    if (states[i].plugin != name || states[i].state.is_null()) continue;
+    try {
+      callbacks_[i]->load_state(states[i].state);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ConfigError(where + ": the state of callback '" + name + "' does not fit: " + first_line(e.what()));
+    }
   }
-  epoch_ = meta.at("epoch").get<long>();
+  epoch_ = meta.epoch;
   start_epoch_ = epoch_ + 1;
 }
 

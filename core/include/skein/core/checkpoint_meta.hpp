@@ -1,0 +1,38 @@
+#pragma once
+// trainer.json, the metadata file of a checkpoint (see trainer_checkpoint.cpp):
+// parsed and checked here, apart from any torch state, so that resume can
+// trust its shape and the parser can be fuzzed on its own.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skein/json.hpp"
+
+#include "skein/export.hpp"
+
+namespace skein::core {
+
+// The trainer.json layout this skein writes and reads.
+inline constexpr int kCheckpointFormat = 1;
+
+struct CheckpointMeta {
+  struct CallbackState {
+    std::string plugin;     // "" when the entry names none
+    nlohmann::json state;   // null when the entry has none
+  };
+  long epoch = 0;          // >= 0
+  int world_size = 0;      // 0 when absent
+  std::vector<double> lr;  // one per optimizer parameter group (may be NaN/inf)
+  std::vector<CallbackState> callbacks;
+};
+
+// Parses the text of a trainer.json. `where` names the checkpoint in errors
+// ("checkpoint DIR"). Throws ConfigError, and nothing else, when the text is
+// not JSON, has another format, or a field has the wrong shape.
+SKEIN_EXPORT CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where);
+
+// The "epoch" of a parsed trainer.json: an integer in [0, LONG_MAX - 1]
+// (resume continues with epoch + 1); nullopt for anything else.
+SKEIN_EXPORT std::optional<long> checkpoint_epoch(const nlohmann::json& meta);
+
+}  // namespace skein::core

@@ -1,0 +1,92 @@
+#include "skein/core/checkpoint_meta.hpp"
+
+#include <climits>
+#include <cstdint>
+
+#include "skein/errors.hpp"
+#include "skein/history.hpp"
+
+namespace skein::core {
+
+namespace {
+
+// An integer JSON number in [lo, hi], or nullopt (floats, strings, anything else).
+std::optional<long long> integer_in(const nlohmann::json& v, long long lo, long long hi) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(LLONG_MAX)) return std::nullopt;
+    const auto i = static_cast<long long>(u);
+    return i >= lo && i <= hi ? std::optional<long long>(i) : std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    return i >= lo && i <= hi ? std::optional<long long>(i) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<long> checkpoint_epoch(const nlohmann::json& meta) {
+  if (!meta.is_object()) return std::nullopt;
+  auto it = meta.find("epoch");
+  if (it == meta.end()) return std::nullopt;
+  auto epoch = integer_in(*it, 0, LONG_MAX - 1);
+  if (!epoch) return std::nullopt;
+  return static_cast<long>(*epoch);
+}
+
+CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where) {
+  nlohmann::json meta;
+  try {
+    meta = decode_nonfinite(nlohmann::json::parse(text));
+  } catch (const std::exception& e) {
+    throw ConfigError(where + ": unreadable trainer.json: " + first_line(e.what()));
+  }
+  auto bad = [&](const std::string& why) { return ConfigError(where + ": bad trainer.json: " + why); };
+  if (!meta.is_object()) throw bad("expected a JSON object, got " + std::string(meta.type_name()));
+
+  auto format = meta.find("format");
+  if (format == meta.end() || !format->is_number() || *format != kCheckpointFormat)
+    throw ConfigError(where + ": format " + meta.value("format", nlohmann::json()).dump() +
+                      ", this skein reads format " + std::to_string(kCheckpointFormat));
+
+  CheckpointMeta out;
+  if (auto world = meta.find("world_size"); world != meta.end()) {
+    auto n = integer_in(*world, INT_MIN, INT_MAX);
+    if (!n) throw bad("\"world_size\" must be an integer, got " + world->dump());
+    out.world_size = static_cast<int>(*n);
+  }
+
+  auto lr = meta.find("lr");
+  if (lr == meta.end() || !lr->is_array())
+    throw bad("\"lr\" must be a list of numbers (one per parameter group)");
+  for (const auto& v : *lr) {
+    if (!v.is_number()) throw bad("\"lr\" must be a list of numbers, got " + lr->dump());
+    out.lr.push_back(v.get<double>());
+  }
+
+  auto callbacks = meta.find("callbacks");
+  if (callbacks == meta.end() || !callbacks->is_array())
+    throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
+  for (std::size_t i = 0; i < callbacks->size(); ++i) {
+    const auto& entry = (*callbacks)[i];
+    const std::string at = "callbacks[" + std::to_string(i) + "]";
+    if (!entry.is_object()) throw bad(at + " must be an object, got " + entry.dump());
+    CheckpointMeta::CallbackState cb;
+    if (auto p = entry.find("plugin"); p != entry.end()) {
+      if (!p->is_string()) throw bad(at + ".plugin must be a string, got " + p->dump());
+      cb.plugin = p->get<std::string>();
+    }
+    if (auto s = entry.find("state"); s != entry.end()) cb.state = *s;
+    out.callbacks.push_back(std::move(cb));
+  }
+
+  auto epoch = checkpoint_epoch(meta);
+  if (!epoch)
+    throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
+  out.epoch = *epoch;
+  return out;
+}
+
+}  // namespace skein::core
