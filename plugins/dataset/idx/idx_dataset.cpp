@@ -52,6 +52,7 @@ class IdxDataset final : public skein::InMemoryDataset {
       throw std::runtime_error("count mismatch: " + images_path + " holds " +
                                std::to_string(images.dims[0]) + " images but " + labels_path +
                                " holds " + std::to_string(labels.dims[0]) + " labels");
+    if (images.dims[0] == 0) throw std::runtime_error(images_path + ": holds no images");
     std::int64_t n = images.dims[0];
     if (limit_ > 0) n = std::min(n, limit_);
     // Images become float [N, 1, H, W] (a channel axis for 2-d images).

@@ -37,8 +37,9 @@ std::uint32_t big_endian_u32(const std::uint8_t* p) {
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path) {
-  std::vector<std::uint8_t> bytes = read_all(path);
+IdxArray read_idx(const std::string& path) { return parse_idx(read_all(path), path); }
+
+IdxArray parse_idx(const std::vector<std::uint8_t>& bytes, const std::string& path) {
   // Header: two zero bytes, a type code (0x08 = unsigned byte), the number of
   // dimensions, then one big-endian uint32 per dimension.
   if (bytes.size() < 4) throw std::runtime_error(path + ": too short for an IDX header");
@@ -58,7 +59,8 @@ IdxArray read_idx(const std::string& path) {
   std::size_t expected = 1;
   for (std::size_t i = 0; i < ndims; ++i) {
     arr.dims.push_back(big_endian_u32(&bytes[4 + 4 * i]));
-    expected *= static_cast<std::size_t>(arr.dims.back());
+    if (__builtin_mul_overflow(expected, static_cast<std::size_t>(arr.dims.back()), &expected))
+      throw std::runtime_error(path + ": IDX dimensions too large (their product overflows)");
   }
   const std::size_t body = bytes.size() - header;
   if (body < expected)

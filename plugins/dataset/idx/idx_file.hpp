@@ -15,4 +15,8 @@ struct IdxArray {
 // other than unsigned byte, truncated body or trailing bytes.
 IdxArray read_idx(const std::string& path);
 
+// The same checks on the (already decompressed) bytes of an IDX file; `name`
+// names it in errors. read_idx(path) is parse_idx(contents of path, path).
+IdxArray parse_idx(const std::vector<std::uint8_t>& bytes, const std::string& name);
+
 }  // namespace skein_idx
