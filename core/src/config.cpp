@@ -28,12 +28,25 @@ const char* slot_for(PluginKind kind) {
   return nullptr;  // callbacks
 }
 
-nlohmann::json parse_value(const std::string& text) {
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
+// `flag` names the value in errors.
+nlohmann::json parse_value(const std::string& text, const std::string& flag) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
-    return text;  // a bare word is a string
   }
+  // A bare word is a string. JSON strings (and so config.json) hold only
+  // UTF-8: other bytes would make every later dump() throw.
+  if (!valid_utf8(text)) throw ConfigError(flag + ": the value is not valid UTF-8");
+  return text;
 }
 
 // Splits "a=1,b=[1,2],c=x" at commas outside brackets and quotes.
@@ -122,11 +135,13 @@ nlohmann::json read_config_file(const std::string& path) {
     auto j = nlohmann::json::parse(in);
     if (!j.is_object()) throw ConfigError(path + ": the config must be a JSON object");
     return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message already says "at line L, column C".
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
+    // Without nlohmann's "[json.exception.ID] " tag; a parse error's message
+    // already says "at line L, column C".
     std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw ConfigError(path + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+    auto tag_end = what.find("] ");
+    if (what.rfind("[json.exception.", 0) == 0 && tag_end != std::string::npos) what.erase(0, tag_end + 2);
+    throw ConfigError(path + ": invalid JSON: " + what);
   }
 }
 
@@ -135,7 +150,7 @@ void apply_set(nlohmann::json& config, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set '" + assignment + "': expected dotted.key=VALUE");
   std::string path = assignment.substr(0, eq);
-  nlohmann::json value = parse_value(assignment.substr(eq + 1));
+  nlohmann::json value = parse_value(assignment.substr(eq + 1), "--set " + path);
 
   nlohmann::json* node = &config;
   std::stringstream ss(path);
@@ -188,7 +203,8 @@ void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRe
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError("--plugin '" + spec + "': expected key=value, got '" + kv + "'");
-    options[kv.substr(0, eq)] = parse_value(kv.substr(eq + 1));
+    const std::string key = kv.substr(0, eq);
+    options[key] = parse_value(kv.substr(eq + 1), "--plugin " + target + ": option '" + key + "'");
   }
 
   if (const char* slot = slot_for(rec.kind)) {
@@ -207,7 +223,7 @@ void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRe
   auto& callbacks = config["callbacks"];
   if (!callbacks.is_array()) throw ConfigError("callbacks: expected a list");
   for (auto& cb : callbacks) {
-    if (cb.is_object() && cb.value("plugin", "") == rec.name) {
+    if (cb.is_object() && cb.contains("plugin") && cb["plugin"] == rec.name) {
       for (auto it = options.begin(); it != options.end(); ++it) cb[it.key()] = it.value();
       return;
     }
@@ -268,6 +284,8 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
 
     const auto& opt = cfg["optimizer"];
+    if (opt.contains("name") && !opt["name"].is_string())
+      throw ConfigError("optimizer.name: expected string, got " + opt["name"].dump());
     std::string opt_name = opt.value("name", "sgd");
     rc.optimizer = validate_options(optimizer_schema(opt_name), opt, "optimizer", {"name"});
     rc.optimizer["name"] = opt_name;
