@@ -65,9 +65,11 @@ BatchLog BatchLog::from_bytes(std::string_view in) {
     in.remove_prefix(len);
   }
   auto ncells = take_raw<std::uint64_t>(in);
-  if (in.size() != ncells * sizeof(Cell)) throw std::runtime_error("batch log: bad cell count");
+  // Divided, not multiplied: a huge count must not wrap around to the size.
+  if (in.size() % sizeof(Cell) != 0 || ncells != in.size() / sizeof(Cell))
+    throw std::runtime_error("batch log: bad cell count");
   log.cells_.resize(ncells);
-  std::memcpy(log.cells_.data(), in.data(), in.size());
+  if (ncells > 0) std::memcpy(log.cells_.data(), in.data(), in.size());
   for (const auto& c : log.cells_)
     if (c.row >= log.rows_ || c.key >= nkeys) throw std::runtime_error("batch log: bad cell");
   return log;
@@ -152,19 +154,23 @@ nlohmann::json encode_nonfinite(const nlohmann::json& value) {
 }
 
 nlohmann::json decode_nonfinite(const nlohmann::json& value) {
-  if (value.is_string()) {
-    const auto& s = value.get_ref<const std::string&>();
-    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "Infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
-    return value;
+  // One copy, decoded in place without recursion: copying each nested level
+  // again costs time and memory quadratic in the depth.
+  nlohmann::json out = value;
+  std::vector<nlohmann::json*> todo{&out};
+  while (!todo.empty()) {
+    nlohmann::json& v = *todo.back();
+    todo.pop_back();
+    if (v.is_string()) {
+      const auto& s = v.get_ref<const std::string&>();
+      if (s == "NaN") v = std::numeric_limits<double>::quiet_NaN();
+      else if (s == "Infinity") v = std::numeric_limits<double>::infinity();
+      else if (s == "-Infinity") v = -std::numeric_limits<double>::infinity();
+    } else if (v.is_structured()) {
+      for (auto& child : v) todo.push_back(&child);
+    }
   }
-  if (value.is_structured()) {
-    nlohmann::json out = value;
-    for (auto it = out.begin(); it != out.end(); ++it) *it = decode_nonfinite(*it);
-    return out;
-  }
-  return value;
+  return out;
 }
 
 std::string History::dump(int indent) const { return encode_nonfinite(epochs_).dump(indent); }
@@ -190,7 +196,7 @@ History History::load(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     throw std::runtime_error(path + ": " + e.what());
   }
   try {
