@@ -82,6 +82,17 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
     out.callbacks.push_back(std::move(cb));
   }
 
+  if (auto files = meta.find("files"); files != meta.end()) {
+    if (!files->is_object()) throw bad("\"files\" must map file names to checksums");
+    for (auto it = files->begin(); it != files->end(); ++it) {
+      const std::string& name = it.key();
+      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+          !it.value().is_string())
+        throw bad("\"files\" must map plain file names to checksum strings, got " + files->dump());
+      out.files.emplace_back(name, it.value().get<std::string>());
+    }
+  }
+
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());

@@ -12,9 +12,11 @@
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +26,7 @@
 
 #include "skein/atomic_file.hpp"
 #include "skein/core/checkpoint_meta.hpp"
+#include "skein/core/digest.hpp"
 #include "skein/core/trainer.hpp"
 
 namespace fs = boost::filesystem;
@@ -51,11 +54,21 @@ void fsync_path(const std::string& path, int flags) {
   }
 }
 
-// Test hook (see tests/test_checkpoint.cpp): die halfway through writing the
-// checkpoint of this epoch, as a kill -9 would.
+// Test hooks (tests/test_runs.cpp): die while writing a checkpoint, as a
+// kill -9 would. SKEIN_TEST_CRASH_IN_CHECKPOINT=E: halfway through epoch E's.
 void maybe_crash_for_test(long epoch) {
   const char* at = std::getenv("SKEIN_TEST_CRASH_IN_CHECKPOINT");
   if (at && std::atol(at) == epoch) std::_Exit(86);
+}
+// SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=N: SIGKILL at the N-th step (a file
+// written, a directory synced, a rename, a link), counted over the process.
+void checkpoint_step() {
+  static const long kill_at = [] {
+    const char* v = std::getenv("SKEIN_TEST_KILL_AT_CHECKPOINT_STEP");
+    return v ? std::atol(v) : 0L;
+  }();
+  static long steps = 0;
+  if (kill_at > 0 && ++steps == kill_at) ::kill(::getpid(), SIGKILL);
 }
 
 // Renames the complete directory `tmp` to root/name, replacing a checkpoint of
@@ -63,10 +76,15 @@ void maybe_crash_for_test(long epoch) {
 void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::string& name) {
   const fs::path final_dir = root / name;
   const fs::path old = root / (".old-" + name + "-" + std::to_string(::getpid()));
-  if (fs::exists(final_dir)) fs::rename(final_dir, old);
+  if (fs::exists(final_dir)) {
+    fs::rename(final_dir, old);
+    checkpoint_step();
+  }
   fs::rename(tmp, final_dir);
+  checkpoint_step();
   fsync_path(root.string(), O_RDONLY | O_DIRECTORY);
   fs::remove_all(old);
+  checkpoint_step();
 }
 
 }  // namespace
@@ -118,8 +136,11 @@ void Trainer::write_checkpoint(const std::string& name) {
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
+  nlohmann::json checksums = nlohmann::json::object();  // verified on resume
   auto put = [&](const char* file, const std::string& bytes) {
     write_file_atomic((tmp / file).string(), bytes);
+    checksums[file] = crc64_hex(bytes);
+    checkpoint_step();
   };
   {
     std::ostringstream out;
@@ -159,9 +180,11 @@ void Trainer::write_checkpoint(const std::string& name) {
                          {"world_size", run_.world_size},
                          {"seed", config_.seed},
                          {"model", config_.model.record->name},
-                         {"callbacks", callbacks}};
+                         {"callbacks", callbacks},
+                         {"files", checksums}};
   put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
+  checkpoint_step();
 
   install_checkpoint(root, tmp, name);
 }
@@ -173,8 +196,10 @@ void Trainer::link_checkpoint(const std::string& from, const std::string& name) 
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  for (fs::directory_iterator it(root / from), end; it != end; ++it)
+  for (fs::directory_iterator it(root / from), end; it != end; ++it) {
     fs::create_hard_link(it->path(), tmp / it->path().filename());
+    checkpoint_step();
+  }
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   install_checkpoint(root, tmp, name);
 }
@@ -194,29 +219,65 @@ void Trainer::resume(const std::string& dir) {
     throw ConfigError(where + " was written by " + std::to_string(world) + " ranks; this run has " +
                       std::to_string(run_.world_size) +
                       " (resume with the same number of processes)");
-  try {
-    torch::NoGradGuard no_grad;
+  // A file whose bytes changed since they were written (bit rot, a partial
+  // copy) is refused before torch reads it: torch would not always notice.
+  for (const auto& [file, checksum] : meta.files) {
+    std::ifstream in(dir + "/" + file, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in || crc64_hex(bytes.str()) != checksum)
+      throw ConfigError(where + "/" + file + " is damaged: its checksum differs from the one in trainer.json");
+  }
+  // Each part, with the file it comes from named on failure.
+  auto load_part = [&](const char* file, const std::function<void()>& load) {
+    try {
+      load();
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ConfigError(where + "/" + file + " does not fit this run: " + first_line(e.what()));
+    }
+  };
+  torch::NoGradGuard no_grad;
+  load_part("model.pt", [&] {
+    // torch::load gives a parameter the checkpoint's shape, whatever the
+    // model's: a model of another shape must be refused, not reshaped.
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+    for (const auto& p : model_->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
+    for (const auto& b : model_->named_buffers()) shapes.emplace_back(b.key(), b.value().sizes().vec());
     std::ifstream model_in(dir + "/model.pt", std::ios::binary);
     torch::load(model_, model_in);
+    auto loaded = model_->named_parameters();
+    auto buffers = model_->named_buffers();
+    for (const auto& [name, shape] : shapes) {
+      const torch::Tensor* t = loaded.find(name);
+      if (!t) t = buffers.find(name);
+      if (t && t->sizes().vec() != shape)
+        throw std::runtime_error("'" + name + "' has shape " + c10::str(t->sizes()) +
+                                 " there and " + c10::str(c10::IntArrayRef(shape)) + " in this model");
+    }
+  });
+  load_part("optimizer.pt", [&] {
     torch::serialize::InputArchive archive;
     archive.load_from(dir + "/optimizer.pt");
     optimizer_->load(archive);
-    const auto& lrs = meta.lr;
     auto& groups = optimizer_->param_groups();
-    if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
-    for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
+    if (meta.lr.size() != groups.size())
+      throw std::runtime_error("the optimizer has another number of parameter groups");
+    for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(meta.lr[i]);
+  });
+  load_part("rng.pt", [&] {
     std::vector<torch::Tensor> rng;
     torch::load(rng, dir + "/rng.pt");
-    if (static_cast<int>(rng.size()) != run_.world_size) throw std::runtime_error("rng.pt holds the wrong number of ranks");
-    history_ = History::load(dir + "/history.json");
-    intern_batch_keys();
+    if (static_cast<int>(rng.size()) != run_.world_size)
+      throw std::runtime_error("it holds the states of another number of ranks");
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
     generator.set_state(rng[static_cast<std::size_t>(run_.rank)]);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ConfigError(where + " does not fit this run: " + first_line(e.what()));
-  }
+  });
+  load_part("history.json", [&] {
+    history_ = History::load(dir + "/history.json");
+    intern_batch_keys();
+  });
   // Callback states, matched by position and plugin name.
   const auto& states = meta.callbacks;
   for (std::size_t i = 0; i < callbacks_.size() && i < states.size(); ++i) {

@@ -24,6 +24,9 @@ struct CheckpointMeta {
   int world_size = 0;      // 0 when absent
   std::vector<double> lr;  // one per optimizer parameter group (may be NaN/inf)
   std::vector<CallbackState> callbacks;
+  // CRC-64 (crc64_hex) of every other file of the checkpoint, by file name;
+  // empty in checkpoints written before checksums were recorded.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors

@@ -10,4 +10,7 @@ namespace skein::core {
 // epoch durations: equal on every rank exactly when their histories agree.
 SKEIN_EXPORT std::string history_digest(const History& history);
 
+// The same CRC-64 of any bytes, as 16 hex digits (checkpoint file checksums).
+SKEIN_EXPORT std::string crc64_hex(const std::string& bytes);
+
 }  // namespace skein::core
