@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <boost/filesystem.hpp>
@@ -280,12 +282,29 @@ void Trainer::write_pending_checkpoints() {
   pending_checkpoints_.clear();
 }
 
+// A callback (a schedule, say) may have driven a rate out of range: training
+// on would only produce NaN. Every rank has the same rates, so all stop here.
+void Trainer::check_learning_rates() {
+  const auto& groups = optimizer_->param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const double lr = groups[g].options().get_lr();
+    // Parameters are float32: a rate beyond float's range cannot be applied.
+    if (!(lr >= 0 && lr <= std::numeric_limits<float>::max())) {
+      std::ostringstream what;
+      what << "epoch " << epoch_ << ": the learning rate of parameter group " << g << " is " << lr
+           << ", not a finite float32 (set by a callback such as lr_scheduler); stopping";
+      throw std::runtime_error(what.str());
+    }
+  }
+}
+
 long Trainer::fit() {
   for (auto& cb : callbacks_) cb->on_train_begin(*this);
   for (epoch_ = start_epoch_; epoch_ <= config_.max_epochs; ++epoch_) {
     const auto start = std::chrono::steady_clock::now();
     history_.new_epoch();
     for (auto& cb : callbacks_) cb->on_epoch_begin(*this);
+    check_learning_rates();
     train_epoch();
     if (valid_.size() > 0) evaluate(valid_, true);
     backend_->sync_epoch(history_);

@@ -97,6 +97,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
     std::vector<std::string> remove_after;
   };
   std::vector<CheckpointRequest> pending_checkpoints_;
+  void check_learning_rates();
   bool stop_ = false;
   std::string stop_reason_;
   // Interned BatchLog keys.
