@@ -1,6 +1,12 @@
 // History backend "filestore": batch records of all ranks merged every epoch
 // through a c10d FileStore: a file every rank can open (a shared filesystem
 // across machines), no network. The file is removed when the run ends.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <boost/filesystem.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 
@@ -34,6 +40,13 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   const bool coordinated = run.world_size > 1 && args.store && *args.store;
   if (run.rank == 0) fs::remove(path, ec);
   else if (coordinated) args.store->store->wait({ready_key});
+  // FileStore opens its file only at the first operation, at the end of the
+  // first epoch: a path that cannot be written is found here instead.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    args.options.fail("path", "names '" + path + "', which rank " + std::to_string(run.rank) +
+                                  " cannot open for writing: " + std::strerror(errno));
+  ::close(fd);
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::FileStore>(path, run.world_size);

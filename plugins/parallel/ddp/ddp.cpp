@@ -66,7 +66,7 @@ class Ddp final : public skein::Parallel {
   void all_reduce_sum(std::vector<double>& values) override { reduce(values, c10d::ReduceOp::SUM); }
   void all_reduce_max(std::vector<double>& values) override { reduce(values, c10d::ReduceOp::MAX); }
   void barrier() override {
-    if (group_) group_->barrier()->wait();
+    if (group_) skein_ddp::wait_for(*group_->barrier(), "barrier");
   }
 
  private:
@@ -76,7 +76,7 @@ class Ddp final : public skein::Parallel {
     std::vector<torch::Tensor> tensors{t};
     c10d::AllreduceOptions opts;
     opts.reduceOp = op;
-    group_->allreduce(tensors, opts)->wait();
+    skein_ddp::wait_for(*group_->allreduce(tensors, opts), "all-reduce");
     std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
   }
 

@@ -1,8 +1,23 @@
 #include "gradient_reducer.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include "skein/errors.hpp"
 
 namespace skein_ddp {
+
+void wait_for(c10d::Work& work, const char* what) {
+  bool done = false;
+  try {
+    done = work.wait();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("ddp: ") + what +
+                             " failed: a peer died or did not answer within the run's timeout (" +
+                             skein::first_line(e.what()) + ")");
+  }
+  if (!done) throw std::runtime_error(std::string("ddp: ") + what + " did not complete");
+}
 
 GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
                                  std::vector<torch::Tensor> params, const ReducerOptions& options)
@@ -94,8 +109,7 @@ void GradientReducer::finish() {
     if (!ready_[k]) fill(k, torch::Tensor());
   launch_ready_buckets();
   for (auto& b : buckets_) {
-    if (!b.work->wait())
-      throw std::runtime_error("ddp: gradient all-reduce did not complete");
+    wait_for(*b.work, "gradient all-reduce");
   }
   torch::NoGradGuard no_grad;
   for (std::size_t k = 0; k < params_.size(); ++k) {

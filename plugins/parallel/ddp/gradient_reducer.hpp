@@ -16,6 +16,10 @@
 
 namespace skein_ddp {
 
+// Waits for a collective; a failure (a peer that died, or stopped answering
+// for longer than the run's timeout) becomes one line that says so.
+void wait_for(c10d::Work& work, const char* what);
+
 struct ReducerOptions {
   std::size_t cap_bytes = 25u << 20;
   std::size_t first_cap_bytes = 1u << 20;
