@@ -37,6 +37,9 @@ int cmd_train(const std::vector<std::string>& args) {
       "port of the run's TCPStore on node 0 (needed with --nnodes > 1)")(
       "timeout", po::value(&launch_opts.timeout_s),
       "seconds any store wait or collective may take (default 300)")(
+      "max-restarts", po::value(&launch_opts.max_restarts),
+      "on a worker failure, restart all workers from the newest checkpoint, up to this many times "
+      "(default 0)")(
       "quiet-ranks", po::bool_switch(&launch_opts.quiet_ranks), "show only rank 0's output (and errors)");
   opts.add(dist);
   po::variables_map vm;
@@ -49,17 +52,18 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   po::notify(vm);
 
-  if (vm.count("nproc-per-node") || vm.count("nnodes")) {
+  if (vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts")) {
     // Workers get the same request, without the launcher's flags.
-    auto& w = launch_opts.worker_args;
-    if (!req.resume_dir.empty()) w.insert(w.end(), {"--resume", req.resume_dir});
-    if (!req.sources.config_path.empty()) w.insert(w.end(), {"--config", req.sources.config_path});
-    for (const auto& p : req.sources.plugins) w.insert(w.end(), {"--plugin", p});
-    for (const auto& s : req.sources.sets) w.insert(w.end(), {"--set", s});
-    for (const auto& d : req.plugin_dirs) w.insert(w.end(), {"--plugin-dir", d});
     if (!req.resume_dir.empty()) core::prepare_resume(req);  // checks before any worker starts
+    if (req.overwrite && !req.resume_dir.empty()) throw ConfigError("--overwrite and --resume exclude each other");
     launch_opts.resume = !req.resume_dir.empty();
-    if (req.overwrite && !req.run_dir.empty() && !launch_opts.resume) core::clear_run_dir(req.run_dir);
+    if (!launch_opts.resume && !req.sources.config_path.empty())
+      launch_opts.start_args = {"--config", req.sources.config_path};
+    auto& common = launch_opts.common_args;
+    for (const auto& p : req.sources.plugins) common.insert(common.end(), {"--plugin", p});
+    for (const auto& s : req.sources.sets) common.insert(common.end(), {"--set", s});
+    for (const auto& d : req.plugin_dirs) common.insert(common.end(), {"--plugin-dir", d});
+    if (req.overwrite && !req.run_dir.empty()) core::clear_run_dir(req.run_dir);
     launch_opts.run_dir = req.run_dir;
     launch_opts.config_path = req.sources.config_path;
     return launch(launch_opts);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include <iostream>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -49,102 +51,70 @@ void validate(const LaunchOptions& o) {
   if (o.nnodes > 1 && o.master_port == 0)
     throw ConfigError("--nnodes > 1 needs an explicit --master-port that every node uses");
   if (!(o.timeout_s > 0)) throw ConfigError("--timeout must be positive");
+  if (o.max_restarts < 0) throw ConfigError("--max-restarts must be >= 0");
 }
 
-}  // namespace
-
-int launch(const LaunchOptions& o) {
-  validate(o);
-  const int world = o.nnodes * o.nproc_per_node;
-  const bool multi_node = o.nnodes > 1;
-
-  // The run's store, hosted here so that it outlives every worker.
-  // Private: the single-node store and the workers' failure reports.
-  PrivateDir private_dir;
-  std::unique_ptr<core::Rendezvous> rdzv;
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"WORLD_SIZE", std::to_string(world)},
-      {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
-      {"MASTER_ADDR", o.master_addr},
-      {core::kEnvLaunched, "1"},
-      {core::kEnvTimeout, std::to_string(o.timeout_s)},
-  };
-  if (!std::getenv("OMP_NUM_THREADS")) env.push_back({"OMP_NUM_THREADS", "1"});
-  std::string run_dir = o.run_dir;
-  std::string run_id;
+// Several machines: one TCPStore for the whole run, served by node 0's
+// launcher so that it outlives every worker (and every restart).
+std::unique_ptr<core::Rendezvous> open_node_store(const LaunchOptions& o, int world) {
   try {
-    if (!multi_node) {
-      // One machine: a FileStore in a private directory opens no port.
-      const std::string file = private_dir.path + "/store";
-      rdzv = core::Rendezvous::file_store(file, world + 1, o.timeout_s);
-      env.push_back({core::kEnvStoreFile, file});
-      env.push_back({core::kEnvStoreUsers, std::to_string(world + 1)});
-      env.push_back({"MASTER_PORT", std::to_string(o.master_port ? o.master_port : 29500)});
-    } else if (o.node_rank == 0) {
-      rdzv = core::Rendezvous::tcp_server(o.master_port, world, o.timeout_s);
-      env.push_back({"MASTER_PORT", std::to_string(rdzv->port())});
-      env.push_back({core::kEnvAgentStore, "1"});
-    } else {
-      rdzv = core::Rendezvous::tcp_client(o.master_addr, o.master_port, world, o.timeout_s);
-      env.push_back({"MASTER_PORT", std::to_string(o.master_port)});
-      env.push_back({core::kEnvAgentStore, "1"});
-    }
-  } catch (const ConfigError&) {
-    throw;
+    if (o.node_rank == 0) return core::Rendezvous::tcp_server(o.master_port, world, o.timeout_s);
+    return core::Rendezvous::tcp_client(o.master_addr, o.master_port, world, o.timeout_s);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot " + std::string(o.node_rank == 0 ? "start" : "reach") +
                              " the run's store at " + o.master_addr + ":" +
                              std::to_string(o.master_port) + ": " + first_line(e.what()));
   }
+}
 
-  // Node 0 names the run (id and directory); the other nodes learn both.
+// What changes from one attempt of the run to the next.
+struct Attempt {
+  int number = 0;      // torchrun's restart count
+  std::string run_id;  // fresh each attempt: keeps their store keys apart
+  bool resume = false; // continue from the run directory's newest checkpoint
+};
+
+// Node 0 decides how an attempt starts; the other nodes learn it from the store.
+Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& run_dir,
+                         core::Rendezvous& rdzv) {
+  Attempt a;
+  a.number = number;
+  const std::string key = "skein/launcher/attempt" + std::to_string(number) + "/";
   if (o.node_rank == 0) {
-    run_id = core::random_run_id();
-    if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-    if (!o.resume) core::check_run_dir_free(run_dir);
-    rdzv->publish("skein/launcher/run_id", run_id);
-    rdzv->publish("skein/launcher/run_dir", run_dir);
+    a.run_id = core::random_run_id();
+    a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_dir + "/checkpoints").empty();
+    // A restart without a checkpoint starts over in the same directory.
+    if (number > 0 && !a.resume) core::clear_run_dir(run_dir);
+    rdzv.publish(key + "run_id", a.run_id);
+    rdzv.publish(key + "resume", a.resume ? "1" : "0");
   } else {
-    run_id = rdzv->fetch("skein/launcher/run_id");
-    if (run_dir.empty()) run_dir = rdzv->fetch("skein/launcher/run_dir");
+    try {
+      a.run_id = rdzv.fetch(key + "run_id");
+      a.resume = rdzv.fetch(key + "resume") == "1";
+    } catch (const std::exception& e) {
+      throw std::runtime_error("node 0 did not start attempt " + std::to_string(number) +
+                               " of the run within --timeout (give every node the same "
+                               "--max-restarts): " + first_line(e.what()));
+    }
   }
-  env.push_back({core::kEnvRunId, run_id});
+  return a;
+}
 
-  const std::string exe = boost::dll::program_location().string();
-  std::vector<WorkerSpec> workers;
-  for (int local = 0; local < o.nproc_per_node; ++local) {
-    WorkerSpec w;
-    w.rank = o.node_rank * o.nproc_per_node + local;
-    w.local_rank = local;
-    w.argv = {exe, "train"};
-    w.argv.insert(w.argv.end(), o.worker_args.begin(), o.worker_args.end());
-    if (!o.resume) w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
-    w.env = env;
-    w.env.push_back({"RANK", std::to_string(w.rank)});
-    w.env.push_back({"LOCAL_RANK", std::to_string(local)});
-    w.error_file = private_dir.path + "/error_rank" + std::to_string(w.rank) + ".json";
-    w.env.push_back({core::kEnvErrorFile, w.error_file});
-    workers.push_back(std::move(w));
-  }
-  GroupOptions group;
-  group.quiet_ranks = o.quiet_ranks;
-  GroupResult result = run_workers(workers, group);
+void print_failure(const GroupResult& r) {
+  std::cerr << "skein: error: worker rank " << r.rank << " on " << hostname() << " (pid " << r.pid
+            << ") failed at " << r.when << " with "
+            << (r.signal ? "signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) + ")"
+                         : "exit code " + std::to_string(r.exit_code))
+            << (r.last_error_line.empty() ? "" : ": " + r.last_error_line) << std::endl;
+}
 
-  if (result.interrupted) {
-    std::cerr << "skein: error: interrupted at " << result.when << "; all workers stopped" << std::endl;
-    return 1;
-  }
-  if (result.failed) {
-    std::cerr << "skein: error: worker rank " << result.rank << " on " << hostname() << " (pid "
-              << result.pid << ") failed at " << result.when << " with "
-              << (result.signal ? "signal " + std::to_string(result.signal)
-                                : "exit code " + std::to_string(result.exit_code))
-              << (result.last_error_line.empty() ? "" : ": " + result.last_error_line) << std::endl;
-    return result.exit_code == 2 ? 2 : 1;  // a worker's config error stays a config error
-  }
+// After every worker of node 0 succeeded: compares the histories of all
+// ranks and writes run.json. Other nodes have nothing more to do.
+int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::string& run_id,
+               core::Rendezvous& rdzv) {
   if (o.node_rank != 0) return 0;
-  // Every rank published a digest of its history: they must all agree.
-  core::IntegrityReport report = rdzv->collect_digests(world);
+  const int world = o.nnodes * o.nproc_per_node;
+  core::IntegrityReport report = rdzv.collect_digests(run_id, world);
   nlohmann::json run_json = report.to_json();
   run_json["run_id"] = run_id;
   run_json["nnodes"] = o.nnodes;
@@ -159,6 +129,104 @@ int launch(const LaunchOptions& o) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int launch(const LaunchOptions& o) {
+  validate(o);
+  const int world = o.nnodes * o.nproc_per_node;
+  const bool multi_node = o.nnodes > 1;
+
+  // Private: the single-node store and the workers' failure reports.
+  PrivateDir private_dir;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"WORLD_SIZE", std::to_string(world)},
+      {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
+      {"MASTER_ADDR", o.master_addr},
+      {"TORCHELASTIC_MAX_RESTARTS", std::to_string(o.max_restarts)},
+      {core::kEnvLaunched, "1"},
+      {core::kEnvTimeout, std::to_string(o.timeout_s)},
+  };
+  if (!std::getenv("OMP_NUM_THREADS")) env.push_back({"OMP_NUM_THREADS", "1"});
+  std::unique_ptr<core::Rendezvous> rdzv;
+  if (multi_node) {
+    rdzv = open_node_store(o, world);
+    env.push_back({"MASTER_PORT", std::to_string(o.node_rank == 0 ? rdzv->port() : o.master_port)});
+    env.push_back({core::kEnvAgentStore, "1"});
+  } else {
+    env.push_back({"MASTER_PORT", std::to_string(o.master_port ? o.master_port : 29500)});
+  }
+
+  std::string run_dir = o.run_dir;
+  const std::string exe = boost::dll::program_location().string();
+  for (int number = 0;; ++number) {
+    std::vector<std::pair<std::string, std::string>> attempt_env = env;
+    if (!multi_node) {
+      // One machine: a FileStore in a private directory opens no port; a new
+      // one each attempt, as the workers of a failed one left theirs unbalanced.
+      const std::string file = private_dir.path + "/store" + std::to_string(number);
+      rdzv.reset();
+      rdzv = core::Rendezvous::file_store(file, world + 1, o.timeout_s);
+      attempt_env.push_back({core::kEnvStoreFile, file});
+      attempt_env.push_back({core::kEnvStoreUsers, std::to_string(world + 1)});
+    }
+    if (number == 0) {
+      // Node 0 names the run directory; the other nodes learn it.
+      if (o.node_rank == 0) {
+        if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
+        if (!o.resume) core::check_run_dir_free(run_dir);
+        rdzv->publish("skein/launcher/run_dir", run_dir);
+      } else if (run_dir.empty()) {
+        run_dir = rdzv->fetch("skein/launcher/run_dir");
+      }
+    }
+    const Attempt attempt = agree_on_attempt(o, number, run_dir, *rdzv);
+    attempt_env.push_back({core::kEnvRunId, attempt.run_id});
+    attempt_env.push_back({"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)});
+
+    std::vector<WorkerSpec> workers;
+    for (int local = 0; local < o.nproc_per_node; ++local) {
+      WorkerSpec w;
+      w.rank = o.node_rank * o.nproc_per_node + local;
+      w.local_rank = local;
+      w.argv = {exe, "train"};
+      if (attempt.resume) {
+        w.argv.insert(w.argv.end(), {"--resume", run_dir});
+      } else {
+        w.argv.insert(w.argv.end(), o.start_args.begin(), o.start_args.end());
+        w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
+      }
+      w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
+      w.env = attempt_env;
+      w.env.push_back({"RANK", std::to_string(w.rank)});
+      w.env.push_back({"LOCAL_RANK", std::to_string(local)});
+      w.error_file = private_dir.path + "/error" + std::to_string(number) + "_rank" +
+                     std::to_string(w.rank) + ".json";
+      w.env.push_back({core::kEnvErrorFile, w.error_file});
+      workers.push_back(std::move(w));
+    }
+    GroupOptions group;
+    group.quiet_ranks = o.quiet_ranks;
+    const GroupResult result = run_workers(workers, group);
+
+    if (result.interrupted) {
+      std::cerr << "skein: error: interrupted at " << result.when << "; all workers stopped" << std::endl;
+      return 1;
+    }
+    if (!result.failed) return finish_run(o, run_dir, attempt.run_id, *rdzv);
+    print_failure(result);
+    // A worker's config error stays a config error, and a restart cannot mend it.
+    if (result.exit_code == 2) return 2;
+    if (number >= o.max_restarts) {
+      if (o.max_restarts > 0)
+        std::cerr << "skein: error: giving up after " << o.max_restarts << " restart"
+                  << (o.max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
+      return 1;
+    }
+    std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << o.max_restarts
+              << ")" << std::endl;
+  }
 }
 
 }  // namespace skein::launcher

@@ -15,7 +15,12 @@ struct LaunchOptions {
   std::string run_dir;     // empty: node 0 picks one
   bool resume = false;     // run_dir holds the run to continue
   std::string config_path; // names the default run directory
-  std::vector<std::string> worker_args;  // after "skein train", without launcher flags
+  int max_restarts = 0;    // torchrun's --max-restarts: restarts of the whole group
+  // The workers' arguments after "skein train", without launcher flags:
+  // how the first attempt starts (--config ... or --resume DIR) ...
+  std::vector<std::string> start_args;
+  // ... and what every attempt repeats (--plugin, --set, --plugin-dir).
+  std::vector<std::string> common_args;
 };
 
 // Starts this node's workers and waits for them; returns the exit code.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,9 +88,14 @@ pid_t spawn(const WorkerSpec& spec, int out_fd, int err_fd) {
   argv.push_back(nullptr);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  const pid_t launcher = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
   if (pid == 0) {
+    // A worker must not outlive its launcher (killed with -9, say): it would
+    // hold its peers in collectives until they time out.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(1);
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
     int devnull = open("/dev/null", O_RDONLY);
@@ -121,7 +127,6 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  g_interrupted = 0;
 
   int max_rank = 0;
   for (const auto& s : specs) max_rank = std::max(max_rank, s.rank);
@@ -151,7 +156,10 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
   auto stop_all = [&] {
     if (stopping) return;
     stopping = true;
-    for (pid_t pid : pids) kill(pid, SIGTERM);
+    for (pid_t pid : pids) {
+      kill(pid, SIGTERM);
+      kill(pid, SIGCONT);  // a stopped worker gets the SIGTERM too
+    }
     kill_deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<long>(options.grace_s * 1000));
   };

@@ -16,14 +16,16 @@ nlohmann::json IntegrityReport::to_json() const {
           {"checked", enforced}};
 }
 
-std::string digest_key(int rank) { return "skein/digest/" + std::to_string(rank); }
+std::string digest_key(const std::string& run_id, int rank) {
+  return "skein/digest/" + run_id + "/" + std::to_string(rank);
+}
 
 Rendezvous::~Rendezvous() = default;
 
-IntegrityReport collect_digests(c10d::Store& store, int world_size) {
+IntegrityReport collect_digests(c10d::Store& store, const std::string& run_id, int world_size) {
   IntegrityReport report;
   std::vector<std::string> keys;
-  for (int r = 0; r < world_size; ++r) keys.push_back(digest_key(r));
+  for (int r = 0; r < world_size; ++r) keys.push_back(digest_key(run_id, r));
   try {
     store.wait(keys);
   } catch (const std::exception&) {
@@ -58,8 +60,8 @@ class StoreRendezvous final : public Rendezvous {
   }
   std::string fetch(const std::string& key) override { return store_get(*store_, key); }
 
-  IntegrityReport collect_digests(int world_size) override {
-    return core::collect_digests(*store_, world_size);
+  IntegrityReport collect_digests(const std::string& run_id, int world_size) override {
+    return core::collect_digests(*store_, run_id, world_size);
   }
 
  private:

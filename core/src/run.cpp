@@ -118,11 +118,11 @@ std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, co
 void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
   const std::string digest = std::string(trainer.history_synchronized() ? "" : kUnsyncedDigest) +
                              history_digest(trainer.history());
-  if (store) store_set(*store.store, digest_key(run.rank), digest);
+  if (store) store_set(*store.store, digest_key(run.run_id, run.rank), digest);
   if (!run.is_main() || launched_by_skein()) return;
   IntegrityReport report;
   if (store) {
-    report = collect_digests(*store.store, run.world_size);
+    report = collect_digests(*store.store, run.run_id, run.world_size);
   } else {
     report.digests = {digest};
     report.consistent = true;

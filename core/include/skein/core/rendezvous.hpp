@@ -28,12 +28,14 @@ struct IntegrityReport {
 // Prefix of a digest published by a rank whose history is not synchronized.
 constexpr const char* kUnsyncedDigest = "unsynced:";
 
-// Store key where rank r publishes its digest.
-SKEIN_EXPORT std::string digest_key(int rank);
+// Store key where rank r of run `run_id` publishes its digest (the id keeps
+// the attempts of a restarted run apart).
+SKEIN_EXPORT std::string digest_key(const std::string& run_id, int rank);
 
 // Waits up to the store's timeout for the digests of ranks [0, world_size)
 // and compares them.
-SKEIN_EXPORT IntegrityReport collect_digests(c10d::Store& store, int world_size);
+SKEIN_EXPORT IntegrityReport collect_digests(c10d::Store& store, const std::string& run_id,
+                                             int world_size);
 
 class SKEIN_EXPORT Rendezvous {
  public:
@@ -49,7 +51,7 @@ class SKEIN_EXPORT Rendezvous {
   virtual int port() const = 0;  // the TCP port (0 for a FileStore)
   virtual void publish(const std::string& key, const std::string& value) = 0;
   virtual std::string fetch(const std::string& key) = 0;  // waits up to the timeout
-  virtual IntegrityReport collect_digests(int world_size) = 0;
+  virtual IntegrityReport collect_digests(const std::string& run_id, int world_size) = 0;
 };
 
 }  // namespace skein::core

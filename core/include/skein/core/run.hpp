@@ -47,6 +47,9 @@ SKEIN_EXPORT void clear_run_dir(const std::string& dir);
 // when DIR holds no run or no complete checkpoint.
 SKEIN_EXPORT void prepare_resume(TrainRequest& request);
 
+// The newest complete checkpoint (an epoch_* directory) under `root`, or "".
+SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
+
 // Picks a fresh run directory under `parent` named after the config file.
 SKEIN_EXPORT std::string new_run_dir(const std::string& parent, const std::string& config_path);
 

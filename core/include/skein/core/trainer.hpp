@@ -13,6 +13,7 @@
 #include "skein/context.hpp"
 #include "skein/core/config.hpp"
 #include "skein/core/plugin_registry.hpp"
+#include "skein/core/run.hpp"
 #include "skein/dataset.hpp"
 #include "skein/history_backend.hpp"
 #include "skein/parallel.hpp"
@@ -103,9 +104,6 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Interned BatchLog keys.
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
 };
-
-SKEIN_EXPORT // The newest complete checkpoint (an epoch_* directory) under `root`, or "".
-SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> make_optimizer(const nlohmann::json& spec,
                                                         std::vector<torch::Tensor> params);
