@@ -1,8 +1,14 @@
 // Test callback: records the hook order, reaches the user's model type, can
 // request a stop or fail on chosen ranks, and dumps what tests compare
 // (per-rank history, first-batch gradients, final parameters) into the run dir.
+// Fault injection: a signal to itself or to its launcher mid-epoch, a failure
+// in one attempt only of a restarted run.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include <torch/serialize.h>
 
@@ -29,16 +35,27 @@ class ProbeCallback final : public skein::Callback {
         use_model_(args.options.get_bool("use_model")),
         freeze_(args.options.get_bool("freeze")),
         dump_(args.options.get_bool("dump")),
-        stop_below_(args.options.get_number("stop_below")) {}
+        stop_below_(args.options.get_number("stop_below")),
+        only_attempt_(args.options.get_int("only_attempt")),
+        signal_at_(args.options.get_int("signal_at")),
+        signal_(static_cast<int>(args.options.get_int("signal"))),
+        signal_rank_(args.options.get_int("signal_rank")),
+        signal_launcher_(args.options.get_bool("signal_launcher")),
+        dump_listeners_(args.options.get_bool("dump_listeners")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
     events_ += "E";
-    if (fail_at_ > 0 && ctx.epoch() == fail_at_ && (fail_rank_ < 0 || fail_rank_ == ctx.run().rank))
+    if (fail_at_ > 0 && ctx.epoch() == fail_at_ && (fail_rank_ < 0 || fail_rank_ == ctx.run().rank) &&
+        this_attempt())
       throw std::runtime_error("probe failure on rank " + std::to_string(ctx.run().rank));
   }
-  void on_batch_begin(skein::TrainContext&, const skein::Batch& b) override {
+  void on_batch_begin(skein::TrainContext& ctx, const skein::Batch& b) override {
     events_ += b.training ? "b" : "v";
+    // Mid-epoch: at the second training batch.
+    if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == 1 &&
+        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt())
+      kill(signal_launcher_ ? getppid() : getpid(), signal_);
   }
   void on_grad_computed(skein::TrainContext& ctx, const skein::Batch& b) override {
     if (b.training && b.loss.defined()) events_ += "g";
@@ -57,6 +74,7 @@ class ProbeCallback final : public skein::Callback {
   void on_batch_end(skein::TrainContext&, const skein::Batch&) override { events_ += "."; }
   void on_epoch_end(skein::TrainContext& ctx) override {
     events_ += "e";
+    if (dump_listeners_ && ctx.epoch() == 1) dump_listeners(ctx);
     if (use_model_) {
       auto& model = ctx.model<ProbeModel>();
       model.note_epoch(ctx.epoch());
@@ -88,9 +106,38 @@ class ProbeCallback final : public skein::Callback {
     return ctx.run().run_dir + "/probe_" + what + "_rank" + std::to_string(ctx.run().rank) + ext;
   }
 
+  // Faults fire in every attempt, or only in attempt `only_attempt_` of a
+  // run restarted by the launcher (torchrun's TORCHELASTIC_RESTART_COUNT).
+  bool this_attempt() const {
+    if (only_attempt_ < 0) return true;
+    const char* count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    return std::atol(count ? count : "0") == only_attempt_;
+  }
+
+  // The local address (hex, as the kernel shows it) of every listening TCP
+  // socket of this network namespace, one per line.
+  static void dump_listeners(skein::TrainContext& ctx) {
+    std::ofstream out(file(ctx, "listeners", ".txt"));
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+      std::ifstream in(table);
+      std::string line;
+      std::getline(in, line);  // header
+      while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string slot, local, remote, state;
+        fields >> slot >> local >> remote >> state;
+        if (state == "0A") out << local << "\n";  // TCP_LISTEN
+      }
+    }
+  }
+
   long stop_at_, stop_rank_, fail_at_, fail_rank_;
   bool use_model_, freeze_, dump_;
   double stop_below_;
+  long only_attempt_, signal_at_;
+  int signal_;
+  long signal_rank_;
+  bool signal_launcher_, dump_listeners_;
   std::string events_;
 };
 
@@ -104,4 +151,12 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),
              SKEIN_OPTION("freeze", boolean, "false", "Zero every gradient (parameters never change)"),
              SKEIN_OPTION("dump", boolean, "false", "Write probe_* files into the run directory"),
-             SKEIN_OPTION("stop_below", number, "0", "Stop once train_loss is below this (0: never)"))
+             SKEIN_OPTION("stop_below", number, "0", "Stop once train_loss is below this (0: never)"),
+             SKEIN_OPTION("only_attempt", integer, "-1",
+                          "Inject faults only in this attempt of a restarted run (-1: every one)"),
+             SKEIN_OPTION("signal_at", integer, "0", "Send `signal` mid-way through this epoch (0: never)"),
+             SKEIN_OPTION("signal", integer, "9", "The signal number (9: SIGKILL, 19: SIGSTOP)"),
+             SKEIN_OPTION("signal_rank", integer, "-1", "Only on this rank (-1: all)"),
+             SKEIN_OPTION("signal_launcher", boolean, "false", "Signal the parent process, not itself"),
+             SKEIN_OPTION("dump_listeners", boolean, "false",
+                          "Write the listening TCP sockets of the network namespace at epoch 1"))

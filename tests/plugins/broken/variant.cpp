@@ -1,6 +1,7 @@
 // One do-nothing callback, compiled into several test plugins that differ in
 // what they declare (see tests/CMakeLists.txt): its name, and optionally a
-// foreign API major, a newer API minor, or a foreign build fingerprint.
+// foreign API major, a newer API minor, a foreign build fingerprint, or a
+// required option.
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 
@@ -24,4 +25,9 @@ class Nothing final : public skein::Callback {
 };
 }  // namespace
 
+#ifdef VARIANT_REQUIRED_OPTION
+SKEIN_PLUGIN(Nothing, callback, VARIANT_NAME, "0.1.0", "Test plugin variant " VARIANT_NAME,
+             SKEIN_OPTION("target", string, nullptr, "A required option"))
+#else
 SKEIN_PLUGIN(Nothing, callback, VARIANT_NAME, "0.1.0", "Test plugin variant " VARIANT_NAME)
+#endif
