@@ -14,17 +14,11 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+using test::contains;
+using test::one_error_line;
 const std::string kSkein = SKEIN_EXE;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Exactly one line on stderr, starting "skein: error: ".
-bool one_error_line(const test::CommandResult& r) {
-  return r.err.rfind("skein: error: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
-}
-
 struct Fixture {
   Fixture() {
     auto cfg = test::synthetic_config();

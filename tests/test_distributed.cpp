@@ -12,13 +12,11 @@
 
 namespace {
 
+using test::contains;
+using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 constexpr int kTimeout = 60;  // skein's bound on any store wait or collective
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 nlohmann::json base_config() {
   auto cfg = test::synthetic_config();
@@ -26,10 +24,6 @@ nlohmann::json base_config() {
   cfg["parallel"] = {{"plugin", "ddp"}};
   cfg["history"] = {{"plugin", "filestore"}};
   return cfg;
-}
-
-nlohmann::json load_json(const std::string& path) {
-  return nlohmann::json::parse(test::read_text(path));
 }
 
 nlohmann::json without_durations(nlohmann::json epochs) {

@@ -15,14 +15,10 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+using test::contains;
+using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-nlohmann::json load_json(const std::string& path) { return nlohmann::json::parse(test::read_text(path)); }
 
 // What two runs of the same training share: not timings, not the probe's
 // record of the hooks it saw (a restarted run sees more).
@@ -43,16 +39,7 @@ nlohmann::json two_process_config() {
   return cfg;
 }
 
-struct Fixture {
-  test::TempDir tmp;
-  int runs = 0;
-
-  std::string write_config(const nlohmann::json& cfg) {
-    const std::string path = tmp.str("c" + std::to_string(++runs) + ".json");
-    test::write_text(path, cfg.dump());
-    return path;
-  }
-  std::string dir(const std::string& name) { return tmp.str(name); }
+struct Fixture : test::Workspace {
   // `skein train ARGS` in a private network namespace (when available).
   test::CommandResult skein(const std::string& args, const std::string& env = "") {
     return test::run(test::in_private_network(env + " " + kSkein + " train" + kProbe + args), 240);

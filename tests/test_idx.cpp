@@ -8,6 +8,7 @@
 
 namespace {
 
+using test::contains;
 struct Fixture {
   Fixture() { test::load_test_plugins(registry); }
 
@@ -31,10 +32,6 @@ struct Fixture {
   skein::RunInfo run;
   test::TempDir tmp;
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

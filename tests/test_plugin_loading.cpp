@@ -18,10 +18,7 @@ using skein::core::PluginRegistry;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
+using test::contains;
 std::string problem_for(const PluginRegistry& reg, const std::string& file) {
   for (const auto& p : reg.problems())
     if (contains(p.path, file)) return p.message;

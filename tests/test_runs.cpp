@@ -14,13 +14,9 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+using test::contains;
+using test::load_json;
 const std::string kSkein = SKEIN_EXE;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-nlohmann::json load_json(const std::string& path) { return nlohmann::json::parse(test::read_text(path)); }
 
 nlohmann::json without_durations(nlohmann::json epochs) {
   for (auto& e : epochs)
@@ -41,19 +37,10 @@ nlohmann::json resumable_config() {
   return cfg;
 }
 
-struct Fixture {
-  test::TempDir tmp;
-  int runs = 0;
-
-  std::string write_config(const nlohmann::json& cfg) {
-    const std::string path = tmp.str("c" + std::to_string(++runs) + ".json");
-    test::write_text(path, cfg.dump());
-    return path;
-  }
+struct Fixture : test::Workspace {
   test::CommandResult skein(const std::string& args, const std::string& env = "") {
     return test::run(test::in_private_network(env + " " + kSkein + " train " + args), 240);
   }
-  std::string dir(const std::string& name) { return tmp.str(name); }
 };
 
 // CRC-32C written out bit by bit, independent of the writer's Boost.CRC.

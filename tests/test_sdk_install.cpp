@@ -8,10 +8,7 @@
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
+using test::contains;
 struct Installed {
   Installed() {
     auto r = test::run(std::string(CMAKE_COMMAND) + " --install " SKEIN_BUILD_DIR " --prefix " + prefix(), 300);

@@ -33,6 +33,22 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+std::string Workspace::write_config(const nlohmann::json& cfg) {
+  const std::string path = tmp.str("c" + std::to_string(++runs) + ".json");
+  write_text(path, cfg.dump());
+  return path;
+}
+
+nlohmann::json load_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool one_error_line(const CommandResult& r) {
+  return r.err.rfind("skein: error: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -19,6 +19,15 @@ struct TempDir {
   std::string str(const std::string& child = "") const;
 };
 
+// A temp dir for a test's configs and run directories.
+struct Workspace {
+  TempDir tmp;
+  int runs = 0;  // configs written so far
+  // Writes `cfg` to a new file c<N>.json; returns its path.
+  std::string write_config(const nlohmann::json& cfg);
+  std::string dir(const std::string& name) const { return tmp.str(name); }
+};
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;
@@ -46,6 +55,11 @@ void write_tiny_mnist(const std::string& dir, std::uint32_t train, std::uint32_t
 
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
+nlohmann::json load_json(const std::string& path);
+
+bool contains(const std::string& text, const std::string& part);
+// Exactly one line on stderr, starting "skein: error: ".
+bool one_error_line(const CommandResult& r);
 
 // A small, fast config on the synthetic dataset.
 nlohmann::json synthetic_config();
