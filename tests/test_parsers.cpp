@@ -1,0 +1,200 @@
+#define BOOST_TEST_MODULE parsers
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "skein/core/checkpoint_meta.hpp"
+#include "skein/core/config.hpp"
+#include "skein/core/option_schema.hpp"
+#include "skein/dataset.hpp"
+#include "skein/errors.hpp"
+#include "skein/history.hpp"
+#include "test_support.hpp"
+
+// Inputs that the fuzz targets (fuzz/, docs/fuzzing-and-sanitizers.md) or
+// the review that came with them showed to be an unclear error, a crash or
+// undefined behaviour, kept here so the normal test suite holds the line.
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::string kConfig = R"({"model": {"plugin": "mlp"}, "data": {"plugin": "synthetic"})";
+
+struct Fixture {
+  Fixture() { test::load_test_plugins(registry); }
+
+  // kConfig with `more` (JSON members) added.
+  static std::string config_with(const std::string& more) { return kConfig + ", " + more + "}"; }
+
+  // The ConfigError of resolving `text` as a config file with flags, or ""
+  // (any other exception fails the test).
+  std::string config_error(const std::string& text, std::vector<std::string> plugins = {},
+                           std::vector<std::string> sets = {}) {
+    test::write_text(tmp.str("c.json"), text);
+    try {
+      skein::core::resolve_config(skein::core::ConfigSources{tmp.str("c.json"), plugins, sets}, registry);
+    } catch (const skein::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  // The error of opening the idx dataset on tmp, or "".
+  std::string idx_error() {
+    const auto& rec = registry.require("idx");
+    auto options = skein::core::validate_options(rec.options, {{"dir", tmp.str()}}, "data");
+    skein::Options opts("data (plugin 'idx')", options);
+    try {
+      registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  skein::core::PluginRegistry registry;
+  skein::RunInfo run;
+  test::TempDir tmp;
+};
+
+std::string checkpoint_error(const std::string& text) {
+  try {
+    skein::core::parse_checkpoint_meta(text, "checkpoint C");
+  } catch (const skein::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class T>
+void append_raw(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(parsers, Fixture)
+
+BOOST_AUTO_TEST_CASE(a_config_number_too_large_for_a_double_is_invalid_json_of_that_file) {
+  auto err = config_error(config_with(R"("max_epochs": 1e400)"));
+  BOOST_TEST(has(err, "c.json: invalid JSON: number overflow parsing '1e400'"), err);
+}
+
+BOOST_AUTO_TEST_CASE(flag_values_that_are_not_utf8_are_refused) {
+  auto err = config_error(kConfig + "}", {}, {"data.plugin=synthetic", "optimizer={\xef\"name\"}"});
+  BOOST_TEST(has(err, "--set optimizer: the value is not valid UTF-8"), err);
+  err = config_error(kConfig + "}", {"print_log:columns=\xfe"});
+  BOOST_TEST(has(err, "--plugin print_log: option 'columns': the value is not valid UTF-8"), err);
+}
+
+BOOST_AUTO_TEST_CASE(optimizer_name_must_be_a_string) {
+  auto err = config_error(config_with(R"("optimizer": {"name": 5})"));
+  BOOST_TEST(has(err, "optimizer.name: expected string, got 5"), err);
+}
+
+BOOST_AUTO_TEST_CASE(a_callback_flag_passes_over_entries_whose_plugin_is_not_a_name) {
+  auto err = config_error(config_with(R"("callbacks": [{"plugin": 1}])"), {"print_log:precision=2"});
+  BOOST_TEST(has(err, "callbacks[0].plugin: missing"), err);
+}
+
+BOOST_AUTO_TEST_CASE(batch_logs_without_cells_and_with_a_wrapping_cell_count) {
+  skein::BatchLog keys_only;
+  keys_only.key("train_loss");
+  const auto back = skein::BatchLog::from_bytes(keys_only.to_bytes());
+  BOOST_TEST(back.keys().size() == 1u);
+  BOOST_TEST(back.cells().empty());
+
+  // One row, no key, 2^60 + 1 cells (16 bytes each: the product wraps to 16),
+  // then 16 bytes.
+  std::string bytes;
+  append_raw<std::uint32_t>(bytes, 1);
+  append_raw<std::uint32_t>(bytes, 0);
+  append_raw<std::uint64_t>(bytes, (std::uint64_t{1} << 60) + 1);
+  bytes.append(16, '\0');
+  BOOST_CHECK_THROW(skein::BatchLog::from_bytes(bytes), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_history_number_too_large_is_a_runtime_error_naming_the_file) {
+  test::write_text(tmp.str("h.json"), R"([{"epoch": 1, "batches": [], "train_loss": 1e400}])");
+  try {
+    skein::History::load(tmp.str("h.json"));
+    BOOST_FAIL("expected an error");
+  } catch (const std::runtime_error& e) {
+    BOOST_TEST(has(e.what(), "h.json"), e.what());
+    BOOST_TEST(has(e.what(), "number overflow"), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_strings_decode_at_any_depth) {
+  auto j = skein::decode_nonfinite(
+      nlohmann::json::parse(R"({"a": [1, ["NaN", {"b": "-Infinity"}], "Infinity", "x"]})"));
+  BOOST_TEST(std::isnan(j["a"][1][0].get<double>()));
+  BOOST_TEST(j["a"][1][1]["b"].get<double>() == -INFINITY);
+  BOOST_TEST(j["a"][2].get<double>() == INFINITY);
+  BOOST_TEST(j["a"][3].get<std::string>() == "x");
+  BOOST_TEST(j["a"][0].get<int>() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_json_is_read_into_checked_fields) {
+  const auto meta = skein::core::parse_checkpoint_meta(
+      R"({"format": 1, "epoch": 3, "world_size": 2, "lr": [0.1, "NaN"], "seed": 0, "model": "mlp",
+          "callbacks": [{"plugin": "checkpoint", "state": {"kept": []}}, {"plugin": "timer", "state": null},
+                        {"plugin": "print_log"}]})",
+      "checkpoint C");
+  BOOST_TEST(meta.epoch == 3);
+  BOOST_TEST(meta.world_size == 2);
+  BOOST_TEST(meta.lr.size() == 2u);
+  BOOST_TEST(std::isnan(meta.lr[1]));
+  BOOST_TEST(meta.callbacks.size() == 3u);
+  BOOST_TEST(meta.callbacks[0].plugin == "checkpoint");
+  BOOST_TEST(meta.callbacks[0].state.is_object());
+  BOOST_TEST(meta.callbacks[2].state.is_null());  // no "state": none to load
+}
+
+BOOST_AUTO_TEST_CASE(trainer_json_of_another_shape_is_a_config_error_naming_the_checkpoint) {
+  const std::string fields = R"("epoch": 2, "lr": [0.1], "world_size": 1, "callbacks": [])";
+  BOOST_TEST(has(checkpoint_error("{"), "checkpoint C: unreadable trainer.json: "));
+  BOOST_TEST(has(checkpoint_error("[1, 2]"), "checkpoint C: bad trainer.json: expected a JSON object, got array"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": "1", )" + fields + "}"),
+                 "checkpoint C: format \"1\", this skein reads format 1"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": 2, )" + fields + "}"), "checkpoint C: format 2, this skein reads format 1"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "lr": [0.1]})"), "\"callbacks\" must be a list"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [5]})"),
+                 "callbacks[0] must be an object"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "callbacks": []})"), "\"lr\" must be a list"));
+  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "world_size": 1.5, "epoch": 2, "lr": [], "callbacks": []})"),
+                 "\"world_size\" must be an integer"));
+  for (const char* epoch : {"\"NaN\"", "1e300", "-1", "2.5", "9223372036854775807", "null"})
+    BOOST_TEST(has(checkpoint_error(std::string(R"({"format": 1, "lr": [], "callbacks": [], "epoch": )") + epoch + "}"),
+                   "\"epoch\" must be an integer >= 0"),
+               epoch);
+}
+
+BOOST_AUTO_TEST_CASE(the_newest_checkpoint_is_chosen_by_integer_epochs_only) {
+  using skein::core::checkpoint_epoch;
+  BOOST_TEST(checkpoint_epoch(nlohmann::json::parse(R"({"epoch": 4})")).value_or(-1) == 4);
+  BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse(R"({"epoch": 1e300})")));
+  BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse(R"({"epoch": "4"})")));
+  BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse("[4]")));
+}
+
+BOOST_AUTO_TEST_CASE(idx_dimensions_whose_product_overflows_are_refused) {
+  // 65536^4 = 2^64: unchecked, the product wrapped to 0 and this header-only
+  // file was accepted.
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  test::write_idx(tmp.str("train-images-idx3-ubyte"), {65536, 65536, 65536, 65536}, {}, false);
+  auto err = idx_error();
+  BOOST_TEST(has(err, "train-images-idx3-ubyte: IDX dimensions too large"), err);
+}
+
+BOOST_AUTO_TEST_CASE(an_idx_file_of_no_images_is_an_error_not_a_division_by_zero) {
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  test::write_idx(tmp.str("train-images-idx3-ubyte"), {0, 28, 28}, {}, false);
+  test::write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
+  auto err = idx_error();
+  BOOST_TEST(has(err, "train-images-idx3-ubyte: holds no images"), err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
