@@ -10,6 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
   nlohmann-json3-dev zlib1g-dev
   dataset-fashion-mnist
+  clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
 )
 missing=()
 for p in "${packages[@]}"; do

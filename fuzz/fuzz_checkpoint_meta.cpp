@@ -1,0 +1,55 @@
+// Fuzz target: trainer.json, the metadata of a checkpoint, as --resume reads
+// it (skein::core::parse_checkpoint_meta) and as the newest checkpoint is
+// chosen (skein::core::checkpoint_epoch on the raw JSON).
+//
+// Properties:
+//  - parse_checkpoint_meta throws only skein::ConfigError, whose message
+//    starts with the checkpoint's name (the CLI prints it, exit code 2);
+//  - what it accepts is usable without further checks: epoch in
+//    [0, LONG_MAX - 1] (resume continues with epoch + 1), world size an int,
+//    one callback entry per list element;
+//  - checkpoint_epoch never throws and agrees with the full parse.
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_support.hpp"
+#include "skein/core/checkpoint_meta.hpp"
+#include "skein/errors.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string where = "checkpoint /runs/r/checkpoints/epoch_0001";
+  bool parsed = false;
+  long epoch = -1;
+  try {
+    const skein::core::CheckpointMeta meta = skein::core::parse_checkpoint_meta(text, where);
+    parsed = true;
+    epoch = meta.epoch;
+    if (meta.epoch < 0 || meta.epoch == LONG_MAX) skein_fuzz::finding("accepted epoch " + std::to_string(meta.epoch));
+    for (const auto& cb : meta.callbacks) (void)cb.state.is_null();
+  } catch (const skein::ConfigError& e) {
+    if (std::string(e.what()).rfind(where + ":", 0) != 0)
+      skein_fuzz::finding(std::string("error does not name the checkpoint: ") + e.what());
+  } catch (const std::exception& e) {
+    skein_fuzz::unexpected(e, "parse_checkpoint_meta");
+  } catch (...) {
+    skein_fuzz::unexpected_unknown("parse_checkpoint_meta");
+  }
+
+  nlohmann::json raw;
+  try {
+    raw = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return 0;
+  }
+  try {
+    const auto e = skein::core::checkpoint_epoch(raw);
+    // The full parse decodes "NaN"-style strings first; an integer epoch is
+    // the same either way.
+    if (parsed && (!e || *e != epoch)) skein_fuzz::finding("checkpoint_epoch disagrees with parse_checkpoint_meta");
+  } catch (const std::exception& e) {
+    skein_fuzz::unexpected(e, "checkpoint_epoch");
+  }
+  return 0;
+}
