@@ -21,6 +21,7 @@ case $seconds in
   '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [seconds-per-target]" >&2; exit 2 ;;
 esac
 
+scripts/setup.sh  # the packages, as scripts/test.sh does (installs only what is missing)
 t0=$(date +%s)
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build "$build" -j "$jobs"
