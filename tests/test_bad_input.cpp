@@ -69,6 +69,13 @@ BOOST_AUTO_TEST_CASE(malformed_json_names_line_and_column) {
   expect(train("", "bad.json"), 2, "bad.json: invalid JSON: parse error at line 2, column 17");
 }
 
+BOOST_AUTO_TEST_CASE(json_nested_absurdly_deep) {
+  // Recursion in the JSON library would overflow the stack without a bound.
+  const std::size_t n = 200000;
+  test::write_text(tmp.str("deep.json"), "{\"model\": " + std::string(n, '[') + std::string(n, ']') + "}");
+  expect(train("", "deep.json"), 2, "deep.json: JSON nested deeper than 100 levels");
+}
+
 BOOST_AUTO_TEST_CASE(unknown_key_gets_a_suggestion) {
   expect(train("--set batch_sise=3"), 2, "did you mean 'batch_size'");
   expect(train("--plugin mlp:hiden=[4]"), 2, "did you mean 'hidden'");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "skein/core/option_schema.hpp"
 #include "skein/core/suggest.hpp"
@@ -38,9 +39,24 @@ bool valid_utf8(const std::string& text) {
 }
 
 // `flag` names the value in errors.
+// Deeper JSON is refused while parsing: nlohmann copies, dumps and compares
+// values recursively, so a document nested ~100k levels would overflow the
+// stack later. No config needs more than a handful of levels.
+constexpr int kMaxJsonDepth = 100;
+
+template <typename Input>
+nlohmann::json parse_json_bounded(Input&& input, const std::string& what) {
+  return nlohmann::json::parse(
+      std::forward<Input>(input), [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxJsonDepth)
+          throw ConfigError(what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        return true;
+      });
+}
+
 nlohmann::json parse_value(const std::string& text, const std::string& flag) {
   try {
-    return nlohmann::json::parse(text);
+    return parse_json_bounded(text, flag);
   } catch (const nlohmann::json::exception&) {
   }
   // A bare word is a string. JSON strings (and so config.json) hold only
@@ -132,7 +148,7 @@ nlohmann::json read_config_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read config file '" + path + "'");
   try {
-    auto j = nlohmann::json::parse(in);
+    auto j = parse_json_bounded(in, path);
     if (!j.is_object()) throw ConfigError(path + ": the config must be a JSON object");
     return j;
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
