@@ -100,6 +100,37 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
   return a;
 }
 
+// This node's workers for one attempt: `skein train` with the attempt's
+// start (fresh, or --resume), torchrun's variables and a failure report file.
+std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& attempt,
+                                     const std::string& run_dir,
+                                     const std::vector<std::pair<std::string, std::string>>& env,
+                                     const std::string& private_dir) {
+  const std::string exe = boost::dll::program_location().string();
+  std::vector<WorkerSpec> workers;
+  for (int local = 0; local < o.nproc_per_node; ++local) {
+    WorkerSpec w;
+    w.rank = o.node_rank * o.nproc_per_node + local;
+    w.local_rank = local;
+    w.argv = {exe, "train"};
+    if (attempt.resume) {
+      w.argv.insert(w.argv.end(), {"--resume", run_dir});
+    } else {
+      w.argv.insert(w.argv.end(), o.start_args.begin(), o.start_args.end());
+      w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
+    }
+    w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
+    w.env = env;
+    w.env.push_back({"RANK", std::to_string(w.rank)});
+    w.env.push_back({"LOCAL_RANK", std::to_string(local)});
+    w.error_file = private_dir + "/error" + std::to_string(attempt.number) + "_rank" +
+                   std::to_string(w.rank) + ".json";
+    w.env.push_back({core::kEnvErrorFile, w.error_file});
+    workers.push_back(std::move(w));
+  }
+  return workers;
+}
+
 void print_failure(const GroupResult& r) {
   std::cerr << "skein: error: worker rank " << r.rank << " on " << hostname() << " (pid " << r.pid
             << ") failed at " << r.when << " with "
@@ -159,7 +190,6 @@ int launch(const LaunchOptions& o) {
   }
 
   std::string run_dir = o.run_dir;
-  const std::string exe = boost::dll::program_location().string();
   for (int number = 0;; ++number) {
     std::vector<std::pair<std::string, std::string>> attempt_env = env;
     if (!multi_node) {
@@ -185,27 +215,8 @@ int launch(const LaunchOptions& o) {
     attempt_env.push_back({core::kEnvRunId, attempt.run_id});
     attempt_env.push_back({"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)});
 
-    std::vector<WorkerSpec> workers;
-    for (int local = 0; local < o.nproc_per_node; ++local) {
-      WorkerSpec w;
-      w.rank = o.node_rank * o.nproc_per_node + local;
-      w.local_rank = local;
-      w.argv = {exe, "train"};
-      if (attempt.resume) {
-        w.argv.insert(w.argv.end(), {"--resume", run_dir});
-      } else {
-        w.argv.insert(w.argv.end(), o.start_args.begin(), o.start_args.end());
-        w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
-      }
-      w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
-      w.env = attempt_env;
-      w.env.push_back({"RANK", std::to_string(w.rank)});
-      w.env.push_back({"LOCAL_RANK", std::to_string(local)});
-      w.error_file = private_dir.path + "/error" + std::to_string(number) + "_rank" +
-                     std::to_string(w.rank) + ".json";
-      w.env.push_back({core::kEnvErrorFile, w.error_file});
-      workers.push_back(std::move(w));
-    }
+    const std::vector<WorkerSpec> workers =
+        worker_specs(o, attempt, run_dir, attempt_env, private_dir.path);
     GroupOptions group;
     group.quiet_ranks = o.quiet_ranks;
     const GroupResult result = run_workers(workers, group);
