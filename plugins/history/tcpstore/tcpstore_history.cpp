@@ -2,6 +2,8 @@
 // through a c10d TCPStore: the run's own when it has one (several machines,
 // or an external launcher), else one that rank 0 serves. Note: libtorch
 // 1.13's TCPStore server listens on every interface, without authentication.
+#include <iostream>
+
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "../store_common/store_history.hpp"
@@ -29,6 +31,10 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   if (run.rank == 0) {
     auto store = c10::make_intrusive<c10d::TCPStore>(
         "127.0.0.1", skein::tcp_store_options(static_cast<int>(port), true, run.world_size, run.timeout_s));
+    if (!run.multi_node)
+      std::cerr << "skein: warning: history 'tcpstore' serves port " << store->getPort()
+                << " on every interface (libtorch 1.13's TCPStore cannot bind loopback only); "
+                   "history 'filestore' opens no port on one machine" << std::endl;
     if (run.world_size > 1) skein::store_set(*args.store->store, port_key, std::to_string(store->getPort()));
     return store;
   }
