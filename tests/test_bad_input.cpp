@@ -18,7 +18,6 @@ using test::contains;
 using test::one_error_line;
 const std::string kSkein = SKEIN_EXE;
 
-// Exactly one line on stderr, starting "skein: error: ".
 struct Fixture {
   Fixture() {
     auto cfg = test::synthetic_config();

@@ -81,13 +81,10 @@ using CreateFn = void* (*)(const PluginArgs*);
 #define SKEIN_REQUIRED_OPTION(NAME, TYPE, DOC) \
   ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, nullptr, DOC }
 
-// CLASS must derive from the kind's interface and have a constructor taking
-// `const skein::PluginArgs&`.
-#define SKEIN_PLUGIN(CLASS, KIND, NAME, VERSION, DESCRIPTION, ...)                        \
-  namespace {                                                                             \
-  using skein_plugin_interface_ = ::skein::interface_for<::skein::PluginKind::KIND>::type; \
-  static_assert(std::is_base_of<skein_plugin_interface_, CLASS>::value,                  \
-                "SKEIN_PLUGIN: " #CLASS " must derive from the interface of kind " #KIND); \
+// The manifest half of SKEIN_PLUGIN: the options array and the JSON manifest
+// in the ELF section the host reads without loading the library. Used inside
+// an anonymous namespace.
+#define SKEIN_PLUGIN_MANIFEST(KIND, NAME, VERSION, DESCRIPTION, ...)                      \
   constexpr ::skein::OptionSpec skein_plugin_options_[] = {                               \
       __VA_ARGS__ __VA_OPT__(, )::skein::OptionSpec{nullptr, ::skein::OptionType::object,  \
                                                     nullptr, nullptr}};                   \
@@ -97,7 +94,16 @@ using CreateFn = void* (*)(const PluginArgs*);
       sizeof(skein_plugin_options_) / sizeof(::skein::OptionSpec) - 1};                   \
   __attribute__((section(SKEIN_MANIFEST_SECTION), used)) constexpr auto skein_manifest_ = \
       ::skein::manifest::build<::skein::manifest::length(skein_manifest_fields_)>(        \
-          skein_manifest_fields_);                                                        \
+          skein_manifest_fields_);
+
+// CLASS must derive from the kind's interface and have a constructor taking
+// `const skein::PluginArgs&`.
+#define SKEIN_PLUGIN(CLASS, KIND, NAME, VERSION, DESCRIPTION, ...)                        \
+  namespace {                                                                             \
+  using skein_plugin_interface_ = ::skein::interface_for<::skein::PluginKind::KIND>::type; \
+  static_assert(std::is_base_of<skein_plugin_interface_, CLASS>::value,                  \
+                "SKEIN_PLUGIN: " #CLASS " must derive from the interface of kind " #KIND); \
+  SKEIN_PLUGIN_MANIFEST(KIND, NAME, VERSION, DESCRIPTION, __VA_ARGS__)                   \
   }                                                                                       \
   extern "C" SKEIN_EXPORT const ::skein::PluginInfo SKEIN_PLUGIN_INFO_SYMBOL = {          \
       ::skein::kPluginMagic,                                                              \
