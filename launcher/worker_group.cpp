@@ -44,15 +44,22 @@ struct Worker {
   int status = 0;
 };
 
-// The failure a worker reported: (time in µs since the epoch, message), or time -1.
-std::pair<long long, std::string> reported_failure(const Worker& w) {
+// The failure a worker reported; time_us is -1 when it reported none.
+struct Report {
+  long long time_us = -1;  // since the epoch
+  std::string message;
+  int exit_code = 1;       // the code the worker was exiting with
+};
+
+Report reported_failure(const Worker& w) {
   std::ifstream in(w.error_file);
-  if (w.error_file.empty() || !in) return {-1, ""};
+  if (w.error_file.empty() || !in) return {};
   try {
     auto j = nlohmann::json::parse(in);
-    return {j.at("time_us").get<long long>(), j.at("message").get<std::string>()};
+    return {j.at("time_us").get<long long>(), j.at("message").get<std::string>(),
+            j.value("exit_code", 1)};
   } catch (const std::exception&) {
-    return {-1, ""};
+    return {};
   }
 }
 
@@ -223,7 +230,6 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
     // could report nothing), else the earliest reported failure of any rank
     // (peers of a failed worker fail after it), else the first one reaped.
     Worker* root = first_failures.front();
-    long long root_time = -1;
     bool by_signal = false;
     for (Worker* w : first_failures) {
       if (WIFSIGNALED(w->status) && !by_signal) {
@@ -231,22 +237,30 @@ GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions
         by_signal = true;
       }
     }
+    Report report;
     if (!by_signal) {
       for (auto& w : workers) {
         if (w.pid == 0 || WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0) continue;
-        auto [time, message] = reported_failure(w);
-        if (time >= 0 && (root_time < 0 || time < root_time)) {
+        Report r = reported_failure(w);
+        if (r.time_us >= 0 && (report.time_us < 0 || r.time_us < report.time_us)) {
           root = &w;
-          root_time = time;
+          report = r;
         }
       }
+    } else {
+      report = reported_failure(*root);
     }
     result.rank = root->rank;
     result.pid = root->pid;
     result.exit_code = WIFEXITED(root->status) ? WEXITSTATUS(root->status) : 0;
     result.signal = WIFSIGNALED(root->status) ? WTERMSIG(root->status) : 0;
-    auto reported = reported_failure(*root);
-    result.last_error_line = reported.first >= 0 ? reported.second : root->last_error_line;
+    if (!by_signal && report.time_us >= 0) {
+      // It reported first, then our SIGTERM may have ended it before it
+      // could exit: its failure, and the code it was exiting with, stand.
+      result.exit_code = report.exit_code;
+      result.signal = 0;
+    }
+    result.last_error_line = report.time_us >= 0 ? report.message : root->last_error_line;
   }
   return result;
 }

@@ -205,7 +205,7 @@ TrainOutcome run_training(const TrainRequest& request) {
     if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
     check_integrity(*trainer, run, store);
   } catch (const std::exception& e) {
-    report_failure(run.rank, e.what());
+    report_failure(run.rank, e);
     throw;
   }
   log.flush();

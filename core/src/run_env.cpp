@@ -49,13 +49,18 @@ std::string random_run_id() {
   return s.str();
 }
 
-void report_failure(int rank, const std::string& message) {
+int exit_code_for(const std::exception& e) {
+  return dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const PluginError*>(&e) ? 2 : 1;
+}
+
+void report_failure(int rank, const std::exception& e) {
   const char* path = env(kEnvErrorFile);
   if (!path) return;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   nlohmann::json j = {{"rank", rank},
                       {"time_us", std::chrono::duration_cast<std::chrono::microseconds>(now).count()},
-                      {"message", first_line(message)}};
+                      {"message", first_line(e.what())},
+                      {"exit_code", exit_code_for(e)}};
   try {
     write_file_atomic(path, j.dump());
   } catch (const std::exception&) {

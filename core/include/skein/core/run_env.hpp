@@ -1,6 +1,8 @@
 #pragma once
 // Where this process stands in a run: torchrun's environment variables, and
 // the run's store.
+#include <exception>
+
 #include "skein/export.hpp"
 #include "skein/run_info.hpp"
 #include "skein/run_store.hpp"
@@ -28,9 +30,15 @@ SKEIN_EXPORT bool launched_by_skein();
 // agreed through the store when the environment does not give one.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
 
-// When SKEIN_ERROR_FILE is set, writes {"rank", "time_us", "message"} there, so
-// the launcher can tell the first failure from the ones it caused.
-SKEIN_EXPORT void report_failure(int rank, const std::string& message);
+// The exit code a failure ends a worker with: 2 for bad configuration or a
+// plugin that cannot be used, 1 for anything else.
+SKEIN_EXPORT int exit_code_for(const std::exception& e);
+
+// When SKEIN_ERROR_FILE is set, writes {"rank", "time_us", "message",
+// "exit_code"} there, so the launcher can tell the first failure from the ones
+// it caused, and keep its exit code when the launcher's own SIGTERM ends the
+// worker before it exits.
+SKEIN_EXPORT void report_failure(int rank, const std::exception& e);
 
 // A random 16-hex-digit id.
 SKEIN_EXPORT std::string random_run_id();

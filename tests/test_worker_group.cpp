@@ -1,0 +1,99 @@
+#define BOOST_TEST_MODULE worker_group
+#include <boost/test/unit_test.hpp>
+
+#include "test_support.hpp"
+#include "worker_group.hpp"
+
+// The launcher's worker group driven with stand-in workers (/bin/sh scripts),
+// so that the order in which workers report, exit and get stopped is set by
+// the test, not left to timing.
+
+namespace {
+
+using skein::launcher::GroupOptions;
+using skein::launcher::GroupResult;
+using skein::launcher::WorkerSpec;
+
+struct Fixture {
+  test::TempDir tmp;
+
+  WorkerSpec worker(int rank, const std::string& script) const {
+    WorkerSpec w;
+    w.rank = rank;
+    w.local_rank = rank;
+    w.argv = {"/bin/sh", "-c", script};
+    w.error_file = error_file(rank);
+    return w;
+  }
+  std::string error_file(int rank) const { return tmp.str("error" + std::to_string(rank) + ".json"); }
+  // Shell that writes a failure report the way core::report_failure does
+  // (atomically: a rename), with the given time and exit code.
+  std::string report(int rank, long long time_us, int exit_code, const std::string& message) const {
+    const std::string f = error_file(rank);
+    return "printf '%s' '{\"rank\": " + std::to_string(rank) + ", \"time_us\": " + std::to_string(time_us) +
+           ", \"message\": \"" + message + "\", \"exit_code\": " + std::to_string(exit_code) + "}' > " + f +
+           ".tmp && mv " + f + ".tmp " + f;
+  }
+};
+
+GroupResult run(const std::vector<WorkerSpec>& workers) {
+  GroupOptions options;
+  options.grace_s = 30;  // SIGTERM ends every stand-in at once; SIGKILL is never needed
+  return skein::launcher::run_workers(workers, options);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(worker_group, Fixture)
+
+BOOST_AUTO_TEST_CASE(every_worker_succeeds) {
+  auto r = run({worker(0, "exit 0"), worker(1, "exit 0")});
+  BOOST_TEST(!r.failed);
+  BOOST_TEST(!r.interrupted);
+}
+
+// The race CI met: rank 1 reports a config error first, rank 0 reports the
+// same error later and exits with 2, and the launcher's SIGTERM ends rank 1
+// before it exits. The root cause is rank 1's report, with its exit code,
+// not the signal the launcher sent.
+BOOST_AUTO_TEST_CASE(a_worker_stopped_after_reporting_keeps_its_exit_code) {
+  const std::string rank1_reported = error_file(1);
+  auto r = run({worker(0, "while [ ! -e " + rank1_reported + " ]; do sleep 0.01; done; " +
+                              report(0, 2000, 2, "bad config seen second") + "; exit 2"),
+                worker(1, report(1, 1000, 2, "bad config seen first") + "; exec sleep 600")});
+  BOOST_TEST(r.failed);
+  BOOST_TEST(r.rank == 1);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.signal == 0);
+  BOOST_TEST(r.last_error_line == "bad config seen first");
+}
+
+BOOST_AUTO_TEST_CASE(the_earliest_report_is_the_root_cause) {
+  // Rank 1 fails first (its report is older), rank 0 after it with another code.
+  const std::string rank1_reported = error_file(1);
+  auto r = run({worker(0, "while [ ! -e " + rank1_reported + " ]; do sleep 0.01; done; " +
+                              report(0, 5000, 1, "a peer died") + "; exit 1"),
+                worker(1, report(1, 4000, 1, "NaN loss") + "; exit 1")});
+  BOOST_TEST(r.failed);
+  BOOST_TEST(r.rank == 1);
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.last_error_line == "NaN loss");
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_killed_by_a_signal_is_the_root_cause) {
+  auto r = run({worker(0, "kill -KILL $$"), worker(1, "exec sleep 600")});
+  BOOST_TEST(r.failed);
+  BOOST_TEST(r.rank == 0);
+  BOOST_TEST(r.signal == 9);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_that_reports_nothing_is_named_with_its_last_error_line) {
+  auto r = run({worker(0, "exec sleep 600"), worker(1, "echo 'something broke' >&2; exit 3")});
+  BOOST_TEST(r.failed);
+  BOOST_TEST(r.rank == 1);
+  BOOST_TEST(r.exit_code == 3);
+  BOOST_TEST(r.signal == 0);
+  BOOST_TEST(r.last_error_line == "something broke");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
