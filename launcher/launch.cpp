@@ -10,6 +10,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/failure_report.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run.hpp"
 #include "skein/core/run_env.hpp"

@@ -7,6 +7,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "commands.hpp"
+#include "skein/core/failure_report.hpp"
 #include "skein/errors.hpp"
 #include "skein/version.hpp"
 
@@ -22,7 +23,12 @@ const char* kUsage =
     "skein --version prints the version.\n";
 
 int fail(int code, const std::string& message) {
-  std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
+  // A worker started by `skein train` reports to its launcher, whose summary
+  // line carries the error. A config error is the same on every rank: the
+  // launcher's line is then the only one. Other errors are printed here too,
+  // each rank's own (the root cause and what it caused in its peers).
+  const bool launcher_has_it = skein::core::report_failure(message, code);
+  if (!(launcher_has_it && code == 2)) std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
   return code;
 }
 

@@ -204,6 +204,7 @@ BOOST_AUTO_TEST_CASE(resume_refuses_another_world_size_and_damaged_checkpoints) 
   auto other = skein("--resume " + run + " --set max_epochs=3 --nproc-per-node 2 --timeout 60 "
                      "--set parallel.plugin=ddp");
   BOOST_TEST(other.exit_code == 2);
+  BOOST_TEST(test::one_error_line(other), other.err);  // the launcher's summary, not one per rank
   BOOST_TEST(contains(other.err, "was written by 1 ranks; this run has 2"), other.err);
   // A damaged model file: a clear error, not a crash.
   test::write_text(run + "/checkpoints/epoch_0002/model.pt", "not a torch archive");

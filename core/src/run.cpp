@@ -13,6 +13,7 @@
 
 #include "skein/atomic_file.hpp"
 #include "skein/core/digest.hpp"
+#include "skein/core/failure_report.hpp"
 #include "skein/core/log_stream.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run_env.hpp"
@@ -205,7 +206,7 @@ TrainOutcome run_training(const TrainRequest& request) {
     if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
     check_integrity(*trainer, run, store);
   } catch (const std::exception& e) {
-    report_failure(run.rank, e);
+    report_failure(e);
     throw;
   }
   log.flush();

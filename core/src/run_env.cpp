@@ -1,6 +1,6 @@
 #include "skein/core/run_env.hpp"
 
-#include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <random>
 #include <sstream>
@@ -8,9 +8,7 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "skein/atomic_file.hpp"
 #include "skein/errors.hpp"
-#include "skein/json.hpp"
 
 namespace skein::core {
 
@@ -47,25 +45,6 @@ std::string random_run_id() {
   std::ostringstream s;
   s << std::hex << ((static_cast<std::uint64_t>(rd()) << 32) | rd());
   return s.str();
-}
-
-int exit_code_for(const std::exception& e) {
-  return dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const PluginError*>(&e) ? 2 : 1;
-}
-
-void report_failure(int rank, const std::exception& e) {
-  const char* path = env(kEnvErrorFile);
-  if (!path) return;
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  nlohmann::json j = {{"rank", rank},
-                      {"time_us", std::chrono::duration_cast<std::chrono::microseconds>(now).count()},
-                      {"message", first_line(e.what())},
-                      {"exit_code", exit_code_for(e)}};
-  try {
-    write_file_atomic(path, j.dump());
-  } catch (const std::exception&) {
-    // Best effort: the error itself still reaches stderr.
-  }
 }
 
 RunInfo read_run_env() {

@@ -1,8 +1,6 @@
 #pragma once
 // Where this process stands in a run: torchrun's environment variables, and
 // the run's store.
-#include <exception>
-
 #include "skein/export.hpp"
 #include "skein/run_info.hpp"
 #include "skein/run_store.hpp"
@@ -16,7 +14,7 @@ constexpr const char* kEnvAgentStore = "SKEIN_AGENT_STORE";  // "1": the launche
 constexpr const char* kEnvRunId = "SKEIN_RUN_ID";
 constexpr const char* kEnvTimeout = "SKEIN_TIMEOUT_S";
 constexpr const char* kEnvLaunched = "SKEIN_LAUNCHED";       // "1": the launcher checks digests
-constexpr const char* kEnvErrorFile = "SKEIN_ERROR_FILE";    // where a failing worker reports
+// SKEIN_ERROR_FILE, where a failing worker reports: see failure_report.hpp.
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT (a single process when WORLD_SIZE is unset). Bad values are
@@ -29,16 +27,6 @@ SKEIN_EXPORT bool launched_by_skein();
 // when SKEIN_AGENT_STORE=1), else none (a single process). Fills run.run_id,
 // agreed through the store when the environment does not give one.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
-
-// The exit code a failure ends a worker with: 2 for bad configuration or a
-// plugin that cannot be used, 1 for anything else.
-SKEIN_EXPORT int exit_code_for(const std::exception& e);
-
-// When SKEIN_ERROR_FILE is set, writes {"rank", "time_us", "message",
-// "exit_code"} there, so the launcher can tell the first failure from the ones
-// it caused, and keep its exit code when the launcher's own SIGTERM ends the
-// worker before it exits.
-SKEIN_EXPORT void report_failure(int rank, const std::exception& e);
 
 // A random 16-hex-digit id.
 SKEIN_EXPORT std::string random_run_id();
