@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE config
 #include <boost/test/unit_test.hpp>
 
+#include <cstdint>
+#include <limits>
+
 #include "skein/core/config.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
@@ -78,6 +81,19 @@ BOOST_AUTO_TEST_CASE(wrong_types_name_the_expected_type) {
   cfg = test::synthetic_config();
   cfg["optimizer"]["lr"] = "fast";
   BOOST_TEST(mentions(error_of(cfg), "optimizer.lr: expected number"));
+  // Past INT64_MAX an int would wrap negative when read: a type error instead.
+  for (const char* key : {"batch_size", "seed"}) {
+    cfg = test::synthetic_config();
+    cfg[key] = std::numeric_limits<std::uint64_t>::max();
+    auto err = error_of(cfg);
+    BOOST_TEST(mentions(err, std::string(key) + ": expected int (64-bit), got 18446744073709551615"), err);
+  }
+  cfg = test::synthetic_config();
+  cfg["model"]["hidden"] = {8, std::numeric_limits<std::uint64_t>::max()};
+  BOOST_TEST(mentions(error_of(cfg), "model.hidden: expected int list"));
+  cfg = test::synthetic_config();
+  cfg["seed"] = std::numeric_limits<std::int64_t>::max();  // the largest int64 is still fine
+  BOOST_TEST(error_of(cfg).empty(), error_of(cfg));
 }
 
 BOOST_AUTO_TEST_CASE(bad_values_are_refused) {

@@ -1,6 +1,7 @@
 #include "skein/core/option_schema.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "skein/core/suggest.hpp"
 #include "skein/errors.hpp"
@@ -11,16 +12,23 @@ namespace {
 bool all_of(const nlohmann::json& v, bool (*pred)(const nlohmann::json&)) {
   return v.is_array() && std::all_of(v.begin(), v.end(), pred);
 }
+
+// Options of type int are read as int64: nlohmann keeps a number above
+// INT64_MAX as unsigned, which would wrap negative when read.
+bool is_int64(const nlohmann::json& v) {
+  return v.is_number_integer() &&
+         !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX));
+}
 }  // namespace
 
 bool matches_type(OptionType type, const nlohmann::json& v) {
   switch (type) {
     case OptionType::boolean: return v.is_boolean();
-    case OptionType::integer: return v.is_number_integer();
+    case OptionType::integer: return is_int64(v);
     case OptionType::number: return v.is_number();
     case OptionType::string: return v.is_string();
     case OptionType::int_list:
-      return all_of(v, [](const nlohmann::json& e) { return e.is_number_integer(); });
+      return all_of(v, is_int64);
     case OptionType::number_list:
       return all_of(v, [](const nlohmann::json& e) { return e.is_number(); });
     case OptionType::string_list:
@@ -48,8 +56,8 @@ nlohmann::json validate_options(const std::vector<OptionSpec>& schema, const nlo
     // accepted where it is the default ("unset").
     const bool null_default = spec->default_json && std::string(spec->default_json) == "null";
     if (!(it.value().is_null() && null_default) && !matches_type(spec->type, it.value()))
-      throw ConfigError(where + "." + it.key() + ": expected " + to_string(spec->type) + ", got " +
-                        it.value().dump());
+      throw ConfigError(where + "." + it.key() + ": expected " + to_string(spec->type) +
+                        (it.value().is_number_integer() ? " (64-bit)" : "") + ", got " + it.value().dump());
     out[it.key()] = it.value();
   }
   for (const auto& spec : schema) {
