@@ -52,32 +52,33 @@ BOOST_AUTO_TEST_CASE(every_worker_succeeds) {
   BOOST_TEST(!r.interrupted);
 }
 
-// The race CI met: rank 1 reports a config error first, rank 0 reports the
-// same error later and exits with 2, and the launcher's SIGTERM ends rank 1
-// before it exits. The root cause is rank 1's report, with its exit code,
-// not the signal the launcher sent.
+// Rank 1 reports `first` at time 1000 with `code`, then runs `rank1_then`;
+// rank 0 waits for that report, reports "second" at time 2000 and exits 1.
+GroupResult rank1_reports_first(Fixture& f, int code, const std::string& rank1_then) {
+  return run({f.worker(0, "while [ ! -e " + f.error_file(1) + " ]; do sleep 0.01; done; " +
+                              f.report(0, 2000, 1, "second") + "; exit 1"),
+              f.worker(1, f.report(1, 1000, code, "first") + "; " + rank1_then)});
+}
+
+// The race CI met: rank 1 reports a config error first, rank 0 fails later,
+// and the launcher's SIGTERM ends rank 1 before it exits. The root cause is
+// rank 1's report, with its exit code, not the signal the launcher sent.
 BOOST_AUTO_TEST_CASE(a_worker_stopped_after_reporting_keeps_its_exit_code) {
-  const std::string rank1_reported = error_file(1);
-  auto r = run({worker(0, "while [ ! -e " + rank1_reported + " ]; do sleep 0.01; done; " +
-                              report(0, 2000, 2, "bad config seen second") + "; exit 2"),
-                worker(1, report(1, 1000, 2, "bad config seen first") + "; exec sleep 600")});
+  auto r = rank1_reports_first(*this, 2, "exec sleep 600");
   BOOST_TEST(r.failed);
   BOOST_TEST(r.rank == 1);
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.signal == 0);
-  BOOST_TEST(r.last_error_line == "bad config seen first");
+  BOOST_TEST(r.last_error_line == "first");
 }
 
 BOOST_AUTO_TEST_CASE(the_earliest_report_is_the_root_cause) {
-  // Rank 1 fails first (its report is older), rank 0 after it with another code.
-  const std::string rank1_reported = error_file(1);
-  auto r = run({worker(0, "while [ ! -e " + rank1_reported + " ]; do sleep 0.01; done; " +
-                              report(0, 5000, 1, "a peer died") + "; exit 1"),
-                worker(1, report(1, 4000, 1, "NaN loss") + "; exit 1")});
+  // Rank 1's report is older, though rank 0 may be reaped first.
+  auto r = rank1_reports_first(*this, 3, "exit 3");
   BOOST_TEST(r.failed);
   BOOST_TEST(r.rank == 1);
-  BOOST_TEST(r.exit_code == 1);
-  BOOST_TEST(r.last_error_line == "NaN loss");
+  BOOST_TEST(r.exit_code == 3);
+  BOOST_TEST(r.last_error_line == "first");
 }
 
 BOOST_AUTO_TEST_CASE(a_worker_killed_by_a_signal_is_the_root_cause) {
