@@ -68,6 +68,21 @@ std::unique_ptr<core::Rendezvous> open_node_store(const LaunchOptions& o, int wo
   }
 }
 
+// Node 0's --max-restarts holds for every node: nodes that restarted a
+// different number of times would wait for each other until --timeout.
+int agree_on_max_restarts(const LaunchOptions& o, core::Rendezvous& rdzv) {
+  const std::string key = "skein/launcher/max_restarts";
+  if (o.node_rank == 0) {
+    rdzv.publish(key, std::to_string(o.max_restarts));
+    return o.max_restarts;
+  }
+  const int node0 = std::stoi(rdzv.fetch(key));
+  if (node0 != o.max_restarts)
+    std::cerr << "skein: warning: node " << o.node_rank << " follows node 0's --max-restarts " << node0
+              << " (its own: " << o.max_restarts << ")" << std::endl;
+  return node0;
+}
+
 // What changes from one attempt of the run to the next.
 struct Attempt {
   int number = 0;      // torchrun's restart count
@@ -94,8 +109,8 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
       a.resume = rdzv.fetch(key + "resume") == "1";
     } catch (const std::exception& e) {
       throw std::runtime_error("node 0 did not start attempt " + std::to_string(number) +
-                               " of the run within --timeout (give every node the same "
-                               "--max-restarts): " + first_line(e.what()));
+                               " of the run within --timeout (its launcher stopped or died): " +
+                               first_line(e.what()));
     }
   }
   return a;
@@ -176,7 +191,6 @@ int launch(const LaunchOptions& o) {
       {"WORLD_SIZE", std::to_string(world)},
       {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
       {"MASTER_ADDR", o.master_addr},
-      {"TORCHELASTIC_MAX_RESTARTS", std::to_string(o.max_restarts)},
       {core::kEnvLaunched, "1"},
       {core::kEnvTimeout, std::to_string(o.timeout_s)},
   };
@@ -191,6 +205,7 @@ int launch(const LaunchOptions& o) {
   }
 
   std::string run_dir = o.run_dir;
+  int max_restarts = o.max_restarts;
   for (int number = 0;; ++number) {
     std::vector<std::pair<std::string, std::string>> attempt_env = env;
     if (!multi_node) {
@@ -211,10 +226,12 @@ int launch(const LaunchOptions& o) {
       } else if (run_dir.empty()) {
         run_dir = rdzv->fetch("skein/launcher/run_dir");
       }
+      if (multi_node) max_restarts = agree_on_max_restarts(o, *rdzv);
     }
     const Attempt attempt = agree_on_attempt(o, number, run_dir, *rdzv);
     attempt_env.push_back({core::kEnvRunId, attempt.run_id});
     attempt_env.push_back({"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)});
+    attempt_env.push_back({"TORCHELASTIC_MAX_RESTARTS", std::to_string(max_restarts)});
 
     const std::vector<WorkerSpec> workers =
         worker_specs(o, attempt, run_dir, attempt_env, private_dir.path);
@@ -230,13 +247,13 @@ int launch(const LaunchOptions& o) {
     print_failure(result);
     // A worker's config error stays a config error, and a restart cannot mend it.
     if (result.exit_code == 2) return 2;
-    if (number >= o.max_restarts) {
-      if (o.max_restarts > 0)
-        std::cerr << "skein: error: giving up after " << o.max_restarts << " restart"
-                  << (o.max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
+    if (number >= max_restarts) {
+      if (max_restarts > 0)
+        std::cerr << "skein: error: giving up after " << max_restarts << " restart"
+                  << (max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
       return 1;
     }
-    std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << o.max_restarts
+    std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << max_restarts
               << ")" << std::endl;
   }
 }

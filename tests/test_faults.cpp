@@ -190,9 +190,10 @@ BOOST_AUTO_TEST_CASE(a_store_server_gone_stops_the_other_node) {
   BOOST_TEST(contains(log1, "skein: error: worker rank 1 on "), log1);
 }
 
-// Two launchers on loopback as two nodes, both with --max-restarts 1; the
-// worker of node 1 is killed in the first attempt: both nodes restart and the
-// run completes from its checkpoint.
+// Two launchers on loopback as two nodes, node 0 with --max-restarts 1 and
+// node 1 without (node 0's holds for every node); the worker of node 1 is
+// killed in the first attempt: both nodes restart and the run completes from
+// its checkpoint.
 BOOST_AUTO_TEST_CASE(max_restarts_restarts_every_node) {
   auto cfg = two_process_config();
   cfg["history"] = {{"plugin", "tcpstore"}};
@@ -201,8 +202,8 @@ BOOST_AUTO_TEST_CASE(max_restarts_restarts_every_node) {
   auto node = [&](int rank) {
     return kSkein + " train" + kProbe + "--config " + config + " --run-dir " + dir("nodes") +
            " --nnodes 2 --node-rank " + std::to_string(rank) + " --nproc-per-node 1 --master-port " +
-           std::to_string(port) + " --timeout 20 --max-restarts 1 "
-           "--plugin probe_callback:signal_at=3,signal=9,signal_rank=1,only_attempt=0 > " +
+           std::to_string(port) + " --timeout 20" + (rank == 0 ? " --max-restarts 1" : "") +
+           " --plugin probe_callback:signal_at=3,signal=9,signal_rank=1,only_attempt=0 > " +
            dir("restart" + std::to_string(rank) + ".log") + " 2>&1";
   };
   auto r = test::run(test::in_private_network(node(0) + " & " + node(1) +
@@ -211,6 +212,7 @@ BOOST_AUTO_TEST_CASE(max_restarts_restarts_every_node) {
   BOOST_REQUIRE_MESSAGE(contains(r.out, "0 0"), r.out + log0 + log1);
   BOOST_TEST(contains(log0, "restarting all workers (restart 1 of 1)"), log0);
   BOOST_TEST(contains(log1, "restarting all workers (restart 1 of 1)"), log1);
+  BOOST_TEST(contains(log1, "node 1 follows node 0's --max-restarts 1 (its own: 0)"), log1);
   BOOST_TEST(contains(log0, "Resumed from " + dir("nodes") + "/checkpoints/epoch_0002"), log0);
   BOOST_TEST(load_json(dir("nodes") + "/run.json")["consistent"].get<bool>());
   BOOST_TEST(load_json(dir("nodes") + "/history.json").size() == 4u);
