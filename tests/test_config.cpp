@@ -24,12 +24,7 @@ struct Fixture {
   std::string error_of(const nlohmann::json& config, std::vector<std::string> plugins = {},
                        std::vector<std::string> sets = {}) {
     test::write_text(tmp.str("c.json"), config.dump());
-    try {
-      resolve_config(ConfigSources{tmp.str("c.json"), plugins, sets}, registry);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
+    return test::message_of<ConfigError>([&] { resolve_config(ConfigSources{tmp.str("c.json"), plugins, sets}, registry); });
   }
   bool mentions(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;

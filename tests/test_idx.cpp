@@ -13,23 +13,14 @@ struct Fixture {
   Fixture() { test::load_test_plugins(registry); }
 
   std::shared_ptr<skein::Dataset> open(nlohmann::json options) {
-    const auto& rec = registry.require("idx");
-    options = skein::core::validate_options(rec.options, options, "data");
-    skein::Options opts("data (plugin 'idx')", options);
-    return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
+    return test::open_idx(registry, std::move(options));
   }
   // The error text of opening the dataset, or "".
   std::string error(nlohmann::json options) {
-    try {
-      open(std::move(options));
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    return "";
+    return test::message_of([&] { open(std::move(options)); });
   }
 
   skein::core::PluginRegistry registry;
-  skein::RunInfo run;
   test::TempDir tmp;
 };
 

@@ -33,39 +33,22 @@ struct Fixture {
   std::string config_error(const std::string& text, std::vector<std::string> plugins = {},
                            std::vector<std::string> sets = {}) {
     test::write_text(tmp.str("c.json"), text);
-    try {
+    return test::message_of<skein::ConfigError>([&] {
       skein::core::resolve_config(skein::core::ConfigSources{tmp.str("c.json"), plugins, sets}, registry);
-    } catch (const skein::ConfigError& e) {
-      return e.what();
-    }
-    return "";
+    });
   }
 
   // The error of opening the idx dataset on tmp, or "".
   std::string idx_error() {
-    const auto& rec = registry.require("idx");
-    auto options = skein::core::validate_options(rec.options, {{"dir", tmp.str()}}, "data");
-    skein::Options opts("data (plugin 'idx')", options);
-    try {
-      registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    return "";
+    return test::message_of<std::runtime_error>([&] { test::open_idx(registry, {{"dir", tmp.str()}}); });
   }
 
   skein::core::PluginRegistry registry;
-  skein::RunInfo run;
   test::TempDir tmp;
 };
 
 std::string checkpoint_error(const std::string& text) {
-  try {
-    skein::core::parse_checkpoint_meta(text, "checkpoint C");
-  } catch (const skein::ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::message_of<skein::ConfigError>([&] { skein::core::parse_checkpoint_meta(text, "checkpoint C"); });
 }
 
 template <class T>

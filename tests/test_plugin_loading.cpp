@@ -27,12 +27,7 @@ std::string problem_for(const PluginRegistry& reg, const std::string& file) {
 
 std::string load_error(const std::string& file) {
   PluginRegistry reg;
-  try {
-    reg.load_file(std::string(BROKEN_PLUGIN_DIR) + "/" + file);
-  } catch (const PluginError& e) {
-    return e.what();
-  }
-  return "";
+  return test::message_of<PluginError>([&] { reg.load_file(std::string(BROKEN_PLUGIN_DIR) + "/" + file); });
 }
 
 }  // namespace

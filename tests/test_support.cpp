@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "skein/core/option_schema.hpp"
+
 namespace fs = boost::filesystem;
 
 namespace test {
@@ -110,6 +112,14 @@ void load_test_plugins(skein::core::PluginRegistry& registry) {
   registry.scan_directory(TEST_PLUGIN_DIR);
   if (!registry.problems().empty())
     throw std::runtime_error("test plugins: " + registry.problems().front().message);
+}
+
+std::shared_ptr<skein::Dataset> open_idx(skein::core::PluginRegistry& registry, nlohmann::json options) {
+  const auto& rec = registry.require("idx");
+  options = skein::core::validate_options(rec.options, options, "data");
+  skein::Options opts("data (plugin 'idx')", options);
+  static const skein::RunInfo one_process;  // outlives the dataset, which may keep it
+  return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, one_process, nullptr});
 }
 
 void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,

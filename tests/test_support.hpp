@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the test programs.
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "skein/json.hpp"
 
 #include "skein/core/plugin_registry.hpp"
+#include "skein/dataset.hpp"
 
 namespace test {
 
@@ -46,6 +49,22 @@ int free_port();
 
 // A registry of the bundled plugins plus the test plugins.
 void load_test_plugins(skein::core::PluginRegistry& registry);
+
+// The idx dataset plugin opened with `options` (validated against its schema,
+// as the config does), for one process.
+std::shared_ptr<skein::Dataset> open_idx(skein::core::PluginRegistry& registry, nlohmann::json options);
+
+// The message of the E that `f` throws, or "" when it returns. Another
+// exception propagates and fails the test.
+template <class E = std::exception, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // Writes an IDX file of unsigned bytes (gzip-compressed when `gzip`).
 void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,
