@@ -18,27 +18,20 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   skein::BatchLog log;
-  try {
-    log = skein::BatchLog::from_bytes(bytes);
-  } catch (const std::runtime_error&) {
+  if (skein_fuzz::error_of<std::runtime_error>("BatchLog::from_bytes", [&] { log = skein::BatchLog::from_bytes(bytes); }))
     return 0;
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "BatchLog::from_bytes");
-  }
-  try {
+  skein_fuzz::must_not_throw("using a decoded BatchLog", [&] {
     if (log.to_bytes() != bytes) skein_fuzz::finding("BatchLog: to_bytes(from_bytes(b)) != b");
     for (const auto& c : log.cells())
       if (c.row >= log.rows() || c.key >= log.keys().size()) skein_fuzz::finding("BatchLog: cell out of range");
     // Rows without cells cost memory but no bytes: bound them so the fuzzer
     // explores decoding rather than allocation (see docs/fuzzing-and-sanitizers.md).
-    if (log.rows() > (1u << 16)) return 0;
+    if (log.rows() > (1u << 16)) return;
     skein::History h;
     h.new_epoch();
     h.commit_batches(std::vector<skein::BatchLog>{log, log});
     if (h.last()["batches"].size() != 2 * static_cast<std::size_t>(log.rows()))
       skein_fuzz::finding("History::commit_batches: wrong number of rows");
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "using a decoded BatchLog");
-  }
+  });
   return 0;
 }

@@ -22,20 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string where = "checkpoint /runs/r/checkpoints/epoch_0001";
   bool parsed = false;
   long epoch = -1;
-  try {
+  const auto error = skein_fuzz::error_of<skein::ConfigError>("parse_checkpoint_meta", [&] {
     const skein::core::CheckpointMeta meta = skein::core::parse_checkpoint_meta(text, where);
     parsed = true;
     epoch = meta.epoch;
     if (meta.epoch < 0 || meta.epoch == LONG_MAX) skein_fuzz::finding("accepted epoch " + std::to_string(meta.epoch));
     for (const auto& cb : meta.callbacks) (void)cb.state.is_null();
-  } catch (const skein::ConfigError& e) {
-    if (std::string(e.what()).rfind(where + ":", 0) != 0)
-      skein_fuzz::finding(std::string("error does not name the checkpoint: ") + e.what());
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "parse_checkpoint_meta");
-  } catch (...) {
-    skein_fuzz::unexpected_unknown("parse_checkpoint_meta");
-  }
+  });
+  if (error && error->rfind(where + ":", 0) != 0)
+    skein_fuzz::finding("error does not name the checkpoint: " + *error);
 
   nlohmann::json raw;
   try {
@@ -43,13 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const nlohmann::json::exception&) {
     return 0;
   }
-  try {
+  skein_fuzz::must_not_throw("checkpoint_epoch", [&] {
     const auto e = skein::core::checkpoint_epoch(raw);
     // The full parse decodes "NaN"-style strings first; an integer epoch is
     // the same either way.
     if (parsed && (!e || *e != epoch)) skein_fuzz::finding("checkpoint_epoch disagrees with parse_checkpoint_meta");
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "checkpoint_epoch");
-  }
+  });
   return 0;
 }

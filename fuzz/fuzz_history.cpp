@@ -25,18 +25,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   file->write(data, size);
   skein::History h;
-  try {
-    h = skein::History::load(file->path());
-  } catch (const std::runtime_error&) {
+  if (skein_fuzz::error_of<std::runtime_error>("History::load", [&] { h = skein::History::load(file->path()); }))
     return 0;
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "History::load");
-  } catch (...) {
-    skein_fuzz::unexpected_unknown("History::load");
-  }
 
-  std::string text;
-  try {
+  skein_fuzz::must_not_throw("saving and reloading a loaded history", [&] {
     // Reading back what was loaded, as the trainer and callbacks do.
     for (std::size_t i = 0; i < h.size(); ++i) {
       const auto& epoch = h.epochs()[i];
@@ -45,12 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)h.get(static_cast<long>(i), "valid_loss");
     }
     if (!h.empty()) (void)h.get(-1, "epoch");
-    text = h.dump();
+    const std::string text = h.dump();
     file->write(text);
     const std::string again = skein::History::load(file->path()).dump();
     if (again != text) skein_fuzz::finding("history changes when saved and loaded:\n" + text + "\nvs\n" + again);
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, "saving and reloading a loaded history");
-  }
+  });
   return 0;
 }

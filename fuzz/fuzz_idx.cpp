@@ -28,15 +28,11 @@ struct Outcome {
 template <class F>
 Outcome attempt(F&& f, const std::string& name, const char* what) {
   Outcome o;
-  try {
-    o.array = f();
-    o.ok = true;
-  } catch (const std::runtime_error& e) {
-    o.error = e.what();
-    if (o.error.rfind(name + ": ", 0) != 0) skein_fuzz::finding(std::string(what) + ": error does not name the file: " + o.error);
-    o.error.erase(0, name.size() + 2);
-  } catch (const std::exception& e) {
-    skein_fuzz::unexpected(e, what);
+  const auto error = skein_fuzz::error_of<std::runtime_error>(what, [&] { o.array = f(); });
+  o.ok = !error;
+  if (error) {
+    if (error->rfind(name + ": ", 0) != 0) skein_fuzz::finding(std::string(what) + ": error does not name the file: " + *error);
+    o.error = error->substr(name.size() + 2);
   }
   return o;
 }

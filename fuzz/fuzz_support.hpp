@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 
 namespace skein_fuzz {
@@ -33,5 +34,33 @@ class MemFile {
 // An exception of a type the code under test must not let escape.
 [[noreturn]] void unexpected(const std::exception& e, const std::string& context);
 [[noreturn]] void unexpected_unknown(const std::string& context);
+
+// Runs `f`, which must not throw: an exception is a finding named `context`.
+template <class F>
+void must_not_throw(const std::string& context, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    unexpected(e, context);
+  } catch (...) {
+    unexpected_unknown(context);
+  }
+}
+
+// Runs `f`, which may throw only Allowed (its contract): returns that
+// exception's message, or nullopt when `f` returns. Any other exception is
+// a finding named `context`.
+template <class Allowed, class F>
+std::optional<std::string> error_of(const std::string& context, F&& f) {
+  std::optional<std::string> error;
+  must_not_throw(context, [&] {
+    try {
+      f();
+    } catch (const Allowed& e) {
+      error = e.what();
+    }
+  });
+  return error;
+}
 
 }  // namespace skein_fuzz
