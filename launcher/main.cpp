@@ -19,6 +19,8 @@ const char* kUsage =
     "commands:\n"
     "  train     train from a JSON config (skein train --help)\n"
     "  plugins   list discovered plugins; 'plugins describe NAME' shows options\n"
+    "  export    write a trained model for Python (skein export --help)\n"
+    "  predict   run a trained model on a .npy file of inputs (skein predict --help)\n"
     "\n"
     "skein --version prints the version.\n";
 
@@ -50,7 +52,9 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return skein::launcher::cmd_train(args);
     if (command == "plugins") return skein::launcher::cmd_plugins(args);
-    return fail(2, "unknown command '" + command + "' (commands: train, plugins)");
+    if (command == "export") return skein::launcher::cmd_export(args);
+    if (command == "predict") return skein::launcher::cmd_predict(args);
+    return fail(2, "unknown command '" + command + "' (commands: train, plugins, export, predict)");
   } catch (const boost::program_options::error& e) {
     return fail(2, std::string(e.what()) + " (see skein " + command + " --help)");
   } catch (const skein::ConfigError& e) {

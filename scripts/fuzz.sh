@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-${SKEIN_FUZZ_SECONDS:-60}}
 build=${SKEIN_FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${SKEIN_JOBS:-2}
-targets=${SKEIN_FUZZ_TARGETS:-fuzz_config fuzz_history fuzz_batch_log fuzz_idx fuzz_checkpoint_meta}
+targets=${SKEIN_FUZZ_TARGETS:-fuzz_config fuzz_history fuzz_batch_log fuzz_idx fuzz_checkpoint_meta fuzz_npy fuzz_pickle}
 case $seconds in
   '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [seconds-per-target]" >&2; exit 2 ;;
 esac

@@ -60,8 +60,8 @@ BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   BOOST_TEST(reg.plugins().empty());
   BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
   BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "cannot load plugin file"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 2.0, host supports 1.0"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 1.99, host supports 1.0"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 2.1, host supports 1.1"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 1.99, host supports 1.1"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
   BOOST_TEST(contains(problem_for(reg, "libtest_no_entry.so"), "has no entry point"));
 }

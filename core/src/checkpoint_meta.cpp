@@ -2,7 +2,10 @@
 
 #include <climits>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 
+#include "skein/core/digest.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
 
@@ -93,11 +96,50 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
     }
   }
 
+  if (auto info = meta.find("data_info"); info != meta.end()) {
+    DataInfo d;
+    auto shape = info->is_object() ? info->find("input_shape") : info->end();
+    auto classes = info->is_object() ? info->find("num_classes") : info->end();
+    if (shape == info->end() || classes == info->end() || !shape->is_array())
+      throw bad("\"data_info\" must be {\"input_shape\": [...], \"num_classes\": N}");
+    for (const auto& extent : *shape) {
+      auto e = integer_in(extent, 1, INT64_MAX);
+      if (!e) throw bad("\"data_info\".input_shape must hold positive integers, got " + shape->dump());
+      d.input_shape.push_back(*e);
+    }
+    auto n = integer_in(*classes, 0, INT64_MAX);
+    if (!n) throw bad("\"data_info\".num_classes must be an integer >= 0, got " + classes->dump());
+    d.num_classes = *n;
+    out.data_info = d;
+  }
+
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
   out.epoch = *epoch;
   return out;
+}
+
+CheckpointMeta read_checked_checkpoint(const std::string& dir) {
+  const std::string where = "checkpoint " + dir;
+  auto slurp = [](const std::string& path, bool& ok) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    ok = static_cast<bool>(in);
+    return bytes.str();
+  };
+  bool ok = false;
+  // Empty when missing: then "unreadable" like any bad JSON.
+  const CheckpointMeta meta = parse_checkpoint_meta(slurp(dir + "/trainer.json", ok), where);
+  // A file whose bytes changed since they were written (bit rot, a partial
+  // copy) is refused before torch reads it: torch would not always notice.
+  for (const auto& [file, checksum] : meta.files) {
+    const std::string bytes = slurp(dir + "/" + file, ok);
+    if (!ok || crc64_hex(bytes) != checksum)
+      throw ConfigError(where + "/" + file + " is damaged: its checksum differs from the one in trainer.json");
+  }
+  return meta;
 }
 
 }  // namespace skein::core

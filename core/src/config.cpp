@@ -18,10 +18,9 @@ struct Slot {
   const char* key;
   PluginKind kind;
 };
-constexpr Slot kSlots[] = {{"model", PluginKind::model},
-                           {"data", PluginKind::dataset},
-                           {"history", PluginKind::history},
-                           {"parallel", PluginKind::parallel}};
+constexpr Slot kSlots[] = {{"model", PluginKind::model},         {"data", PluginKind::dataset},
+                           {"history", PluginKind::history},     {"parallel", PluginKind::parallel},
+                           {"loss", PluginKind::loss},           {"optimizer", PluginKind::optimizer}};
 
 const char* slot_for(PluginKind kind) {
   for (const auto& s : kSlots)
@@ -106,7 +105,10 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"history", OptionType::object, R"({"plugin": "local"})", "History backend plugin"},
       {"parallel", OptionType::object, R"({"plugin": "none"})", "Parallel wrapper plugin"},
       {"callbacks", OptionType::list, R"([{"plugin": "print_log"}])", "Callback plugins, in order"},
-      {"optimizer", OptionType::object, R"({"name": "sgd"})", "sgd, adam or adamw and their options"},
+      {"loss", OptionType::object, R"({"plugin": "cross_entropy"})", "Loss plugin and its options"},
+      {"optimizer", OptionType::object, R"({"plugin": "sgd"})", "Optimizer plugin and its options"},
+      {"init_from", OptionType::string, R"("")",
+       "Warm start: a state dict file (Python torch.save(model.state_dict())) or a skein checkpoint directory"},
       {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
       {"max_epochs", OptionType::integer, "10", "Epochs to train"},
       {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},
@@ -115,33 +117,6 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
   };
   return schema;
-}
-
-const std::vector<OptionSpec>& optimizer_schema(const std::string& name) {
-  static const std::vector<OptionSpec> sgd = {
-      {"lr", OptionType::number, "0.01", "Learning rate"},
-      {"momentum", OptionType::number, "0", "Momentum factor"},
-      {"dampening", OptionType::number, "0", "Dampening for momentum"},
-      {"nesterov", OptionType::boolean, "false", "Nesterov momentum"},
-      {"weight_decay", OptionType::number, "0", "L2 penalty"},
-  };
-  static const std::vector<OptionSpec> adam = {
-      {"lr", OptionType::number, "0.001", "Learning rate"},
-      {"betas", OptionType::number_list, "[0.9, 0.999]", "Coefficients of the running averages"},
-      {"eps", OptionType::number, "1e-8", "Term added to the denominator"},
-      {"weight_decay", OptionType::number, "0", "L2 penalty (adamw: decoupled decay)"},
-      {"amsgrad", OptionType::boolean, "false", "AMSGrad variant"},
-  };
-  static const std::vector<OptionSpec> adamw = [] {
-    auto s = adam;
-    s[3].default_json = "0.01";
-    return s;
-  }();
-  if (name == "sgd") return sgd;
-  if (name == "adam") return adam;
-  if (name == "adamw") return adamw;
-  throw ConfigError("optimizer.name: unknown optimizer '" + name + "'" +
-                    did_you_mean(name, {"sgd", "adam", "adamw"}) + "; use sgd, adam or adamw");
 }
 
 nlohmann::json read_config_file(const std::string& path) {
@@ -269,6 +244,18 @@ PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, 
   return use;
 }
 
+// Configs written before optimizers were plugins say {"name": "adam", ...}:
+// that still means the plugin of that name.
+void migrate_optimizer_name(nlohmann::json& optimizer) {
+  if (!optimizer.is_object() || !optimizer.contains("name")) return;
+  if (optimizer.contains("plugin"))
+    throw ConfigError("optimizer: give \"plugin\" only (\"name\" is its old spelling)");
+  if (!optimizer["name"].is_string())
+    throw ConfigError("optimizer.name: expected string, got " + optimizer["name"].dump());
+  optimizer["plugin"] = optimizer["name"];
+  optimizer.erase("name");
+}
+
 std::int64_t positive(const nlohmann::json& cfg, const char* key) {
   auto v = cfg[key].get<std::int64_t>();
   if (v <= 0) throw ConfigError(std::string(key) + ": must be positive, got " + std::to_string(v));
@@ -299,24 +286,15 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
 
-    const auto& opt = cfg["optimizer"];
-    if (opt.contains("name") && !opt["name"].is_string())
-      throw ConfigError("optimizer.name: expected string, got " + opt["name"].dump());
-    std::string opt_name = opt.value("name", "sgd");
-    rc.optimizer = validate_options(optimizer_schema(opt_name), opt, "optimizer", {"name"});
-    rc.optimizer["name"] = opt_name;
-    for (const char* k : {"lr", "eps", "weight_decay", "momentum"}) {
-      if (rc.optimizer.contains(k) && !std::isfinite(rc.optimizer[k].get<double>()))
-        throw ConfigError(std::string("optimizer.") + k + ": must be finite");
-    }
-    if (rc.optimizer["lr"].get<double>() <= 0)
-      throw ConfigError("optimizer.lr: must be positive, got " + rc.optimizer["lr"].dump());
-    cfg["optimizer"] = rc.optimizer;
+    rc.init_from = cfg["init_from"].get<std::string>();
+    migrate_optimizer_name(cfg["optimizer"]);
 
     rc.model = resolve_plugin(cfg["model"], "model", PluginKind::model, registry);
     rc.data = resolve_plugin(cfg["data"], "data", PluginKind::dataset, registry);
     rc.history = resolve_plugin(cfg["history"], "history", PluginKind::history, registry);
     rc.parallel = resolve_plugin(cfg["parallel"], "parallel", PluginKind::parallel, registry);
+    rc.loss = resolve_plugin(cfg["loss"], "loss", PluginKind::loss, registry);
+    rc.optimizer = resolve_plugin(cfg["optimizer"], "optimizer", PluginKind::optimizer, registry);
     const auto& cbs = cfg["callbacks"];
     for (std::size_t i = 0; i < cbs.size(); ++i)
       rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]",
@@ -335,6 +313,8 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     put(cfg["data"], rc.data);
     put(cfg["history"], rc.history);
     put(cfg["parallel"], rc.parallel);
+    put(cfg["loss"], rc.loss);
+    put(cfg["optimizer"], rc.optimizer);
     for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg["callbacks"][i], rc.callbacks[i]);
     cfg["plugin_versions"] = versions;
     rc.resolved = cfg;

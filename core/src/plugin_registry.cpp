@@ -36,7 +36,7 @@ std::string version_string(std::uint32_t major, std::uint32_t minor) {
 bool valid_kind(PluginKind kind) {
   auto k = static_cast<std::uint32_t>(kind);
   return k >= static_cast<std::uint32_t>(PluginKind::callback) &&
-         k <= static_cast<std::uint32_t>(PluginKind::dataset);
+         k <= static_cast<std::uint32_t>(PluginKind::optimizer);
 }
 
 // Minimum struct_size of an API 1.x PluginInfo: every field up to fingerprint.
@@ -91,8 +91,7 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
     if (rec.name.empty()) throw PluginError("'" + path + "': plugin declares no name");
     const std::string kind = m.at("kind").get<std::string>();
     bool known = false;
-    for (auto k : {PluginKind::callback, PluginKind::history, PluginKind::parallel, PluginKind::model,
-                   PluginKind::dataset})
+    for (auto k : kAllPluginKinds)
       if (kind == to_string(k)) rec.kind = k, known = true;
     if (!known) throw PluginError("plugin '" + rec.name + "' (" + path + ") declares an unknown kind '" + kind + "'");
     check_fingerprint(m.at("fingerprint").get<std::string>(), rec.name, path);

@@ -189,11 +189,16 @@ TrainOutcome run_training(const TrainRequest& request) {
     if (auto test = trainer->test()) {
       outcome.test_accuracy = test->accuracy;
       outcome.test_loss = test->loss;
-      results["test_accuracy"] = test->accuracy;
       results["test_loss"] = test->loss;
       results["test_samples"] = test->samples;
-      log << std::fixed << std::setprecision(4) << "Test accuracy: " << test->accuracy
-          << "  test loss: " << test->loss << "  (" << test->samples << " samples)\n";
+      log << std::fixed << std::setprecision(4);
+      if (test->accuracy) {
+        results["test_accuracy"] = *test->accuracy;
+        log << "Test accuracy: " << *test->accuracy << "  test loss: " << test->loss;
+      } else {
+        log << "Test loss: " << test->loss;
+      }
+      log << "  (" << test->samples << " samples)\n";
     }
     // Start-up and memory, for benchmarks: the slowest and largest rank.
     std::vector<double> costs{trainer->first_batch_at()

@@ -9,8 +9,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <boost/filesystem.hpp>
 #include <torch/data/samplers/distributed.h>
-#include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
+
+#include "skein/core/model_io.hpp"
 
 namespace skein::core {
 
@@ -31,19 +32,23 @@ std::pair<TensorSplit, TensorSplit> split_valid(const TensorSplit& all, double f
           {all.inputs.index_select(0, valid_idx), all.targets.index_select(0, valid_idx)}};
 }
 
-void check_split(const TensorSplit& s, const std::string& what, const DataInfo& info) {
+void check_split(const TensorSplit& s, const std::string& what, const Loss& loss, const DataInfo& info) {
   if (!s.inputs.defined() || !s.targets.defined())
     throw std::runtime_error("dataset: " + what + " split is empty");
-  if (s.inputs.size(0) != s.targets.size(0))
-    throw std::runtime_error("dataset: " + what + " split has " + std::to_string(s.inputs.size(0)) +
-                             " inputs but " + std::to_string(s.targets.size(0)) + " targets");
-  if (s.targets.scalar_type() != torch::kLong)
-    throw std::runtime_error("dataset: " + what + " targets must be int64 class ids");
-  if (s.targets.numel() > 0 &&
-      (s.targets.min().item<std::int64_t>() < 0 ||
-       s.targets.max().item<std::int64_t>() >= info.num_classes))
-    throw std::runtime_error("dataset: " + what + " targets fall outside [0, " +
-                             std::to_string(info.num_classes) + ")");
+  if (s.inputs.dim() == 0 || s.targets.dim() == 0 || s.inputs.size(0) != s.targets.size(0))
+    throw std::runtime_error("dataset: " + what + " split has " +
+                             std::to_string(s.inputs.dim() ? s.inputs.size(0) : 0) + " inputs but " +
+                             std::to_string(s.targets.dim() ? s.targets.size(0) : 0) + " targets");
+  loss.check_targets(s.targets, info, what);
+}
+
+// A classifier must score every class the data has: a narrower output makes
+// some labels out of range, a wider one silently trains classes that never occur.
+void check_class_scores(const torch::Tensor& outputs, const DataInfo& info, const std::string& model) {
+  if (outputs.dim() == 2 && info.num_classes > 0 && outputs.size(1) != info.num_classes)
+    throw ConfigError("model '" + model + "' outputs " + std::to_string(outputs.size(1)) +
+                      " class scores per sample, but the dataset has " + std::to_string(info.num_classes) +
+                      " classes");
 }
 
 }  // namespace
@@ -54,27 +59,35 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   run_.seed = config_.seed;
   torch::manual_seed(config_.seed);
 
+  const Options loss_opts = config_.loss.make_options();
+  loss_ = registry.create<Loss>(*config_.loss.record, PluginArgs{loss_opts, run_, nullptr, store_});
+
   const Options data_opts = config_.data.make_options();
   data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
-  const DataInfo info = data_->info();
+  data_info_ = data_->info();
   TensorSplit all = data_->train();
-  check_split(all, "train", info);
+  check_split(all, "train", *loss_, data_info_);
   std::tie(train_, valid_) = split_valid(all, config_.valid_split, config_.seed);
   if (train_.size() < run_.world_size)
     throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
                       std::to_string(run_.world_size) + " ranks");
   test_ = data_->test();
-  if (test_) check_split(*test_, "test", info);
+  if (test_) check_split(*test_, "test", *loss_, data_info_);
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
   const Options model_opts = config_.model.make_options();
-  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &info, store_});
+  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &data_info_, store_});
+  // Every rank reads the same file; ddp's broadcast then changes nothing.
+  if (!config_.init_from.empty()) warm_start(*model_, config_.init_from);
 
   const Options par_opts = config_.parallel.make_options();
   parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
   parallel_->prepare(*model_);
-  optimizer_ = make_optimizer(config_.optimizer, model_->parameters());
+  const Options opt_opts = config_.optimizer.make_options();
+  optimizer_factory_ =
+      registry.create<OptimizerFactory>(*config_.optimizer.record, PluginArgs{opt_opts, run_, nullptr, store_});
+  optimizer_ = optimizer_factory_->create(model_->parameters());
 
   const Options hist_opts = config_.history.make_options();
   backend_ = registry.create<HistoryBackend>(*config_.history.record,
@@ -103,6 +116,26 @@ void Trainer::intern_batch_keys() {
   k_valid_loss_ = b.key("valid_loss");
   k_valid_acc_ = b.key("valid_acc");
   k_valid_size_ = b.key("valid_batch_size");
+  k_metrics_.clear();
+}
+
+torch::Tensor Trainer::compute_loss(Batch& batch) {
+  batch.outputs = model_->forward(batch.inputs);
+  if (!outputs_checked_) {
+    if (loss_->classification()) check_class_scores(batch.outputs, data_info_, config_.model.record->name);
+    outputs_checked_ = true;
+  }
+  return loss_->compute(batch.outputs, batch.targets);
+}
+
+void Trainer::record_loss_metrics(const Batch& batch, const char* phase) {
+  auto& log = history_.batches();
+  for (const auto& m : loss_->metrics(batch.outputs.detach(), batch.targets)) {
+    const std::string key = std::string(phase) + "_" + m.name;
+    auto it = k_metrics_.find(key);
+    if (it == k_metrics_.end()) it = k_metrics_.emplace(key, log.key(key)).first;
+    log.put(it->second, m.value);
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -137,8 +170,7 @@ void Trainer::train_epoch() {
     for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
 
     if (index - 1 == group_start) optimizer_->zero_grad();
-    batch.outputs = model_->forward(x);
-    batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
+    batch.loss = compute_loss(batch);
     parallel_->set_gradient_sync(step_now);
     (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
     if (step_now) parallel_->finish_gradients();
@@ -147,6 +179,7 @@ void Trainer::train_epoch() {
 
     log.put(k_train_loss_, batch.loss.item<double>());
     log.put(k_train_size_, static_cast<double>(x.size(0)));
+    record_loss_metrics(batch, "train");
     for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
   }
 }
@@ -172,18 +205,19 @@ EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
       log.new_row();
       for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
     }
-    batch.outputs = model_->forward(x);
-    batch.loss = torch::nn::functional::cross_entropy(batch.outputs, y);
+    batch.loss = compute_loss(batch);
     const double loss = batch.loss.item<double>();
-    const auto correct = batch.outputs.argmax(1).eq(y).sum().item<std::int64_t>();
+    const bool classify = loss_->classification();
+    const auto correct = classify ? batch.outputs.argmax(1).eq(y).sum().item<std::int64_t>() : 0;
     const auto size = static_cast<double>(hi - lo);
     sums[0] += loss * size;
     sums[1] += static_cast<double>(correct);
     sums[2] += size;
     if (record) {
       log.put(k_valid_loss_, loss);
-      log.put(k_valid_acc_, static_cast<double>(correct) / size);
+      if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
       log.put(k_valid_size_, size);
+      record_loss_metrics(batch, "valid");
       for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
     }
   }
@@ -192,7 +226,7 @@ EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
   r.samples = static_cast<std::int64_t>(sums[2]);
   if (r.samples > 0) {
     r.loss = sums[0] / sums[2];
-    r.accuracy = sums[1] / sums[2];
+    if (loss_->classification()) r.accuracy = sums[1] / sums[2];
   }
   return r;
 }

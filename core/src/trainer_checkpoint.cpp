@@ -27,6 +27,7 @@
 #include "skein/atomic_file.hpp"
 #include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/digest.hpp"
+#include "skein/core/state_dict_io.hpp"
 #include "skein/core/trainer.hpp"
 
 namespace fs = boost::filesystem;
@@ -147,13 +148,7 @@ void Trainer::write_checkpoint(const std::string& name) {
     torch::save(model_, out);
     put("model.pt", out.str());
   }
-  {
-    c10::Dict<std::string, torch::Tensor> dict;
-    for (const auto& p : model_->named_parameters()) dict.insert(p.key(), p.value().detach());
-    for (const auto& b : model_->named_buffers()) dict.insert(b.key(), b.value().detach());
-    const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-    put("model_state_dict.pt", std::string(bytes.begin(), bytes.end()));
-  }
+  put("model_state_dict.pt", state_dict_bytes(*model_));
   maybe_crash_for_test(epoch_);
   {
     torch::serialize::OutputArchive archive;
@@ -180,6 +175,7 @@ void Trainer::write_checkpoint(const std::string& name) {
                          {"world_size", run_.world_size},
                          {"seed", config_.seed},
                          {"model", config_.model.record->name},
+                         {"data_info", {{"input_shape", data_info_.input_shape}, {"num_classes", data_info_.num_classes}}},
                          {"callbacks", callbacks},
                          {"files", checksums}};
   put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");
@@ -206,28 +202,12 @@ void Trainer::link_checkpoint(const std::string& from, const std::string& name) 
 
 void Trainer::resume(const std::string& dir) {
   const std::string where = "checkpoint " + dir;
-  std::string text;
-  {
-    std::ifstream in(dir + "/trainer.json", std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();  // empty when missing: then "unreadable" like any bad JSON
-  }
-  const CheckpointMeta meta = parse_checkpoint_meta(text, where);
+  const CheckpointMeta meta = read_checked_checkpoint(dir);
   const int world = meta.world_size;
   if (world != run_.world_size)
     throw ConfigError(where + " was written by " + std::to_string(world) + " ranks; this run has " +
                       std::to_string(run_.world_size) +
                       " (resume with the same number of processes)");
-  // A file whose bytes changed since they were written (bit rot, a partial
-  // copy) is refused before torch reads it: torch would not always notice.
-  for (const auto& [file, checksum] : meta.files) {
-    std::ifstream in(dir + "/" + file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in || crc64_hex(bytes.str()) != checksum)
-      throw ConfigError(where + "/" + file + " is damaged: its checksum differs from the one in trainer.json");
-  }
   // Each part, with the file it comes from named on failure.
   auto load_part = [&](const char* file, const std::function<void()>& load) {
     try {

@@ -7,7 +7,7 @@
 # Used by Skein's own plugins and by third-party plugins alike.
 function(skein_add_plugin target)
   cmake_parse_arguments(ARG "NO_INSTALL" "KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
-  set(kinds callback history parallel model dataset)
+  set(kinds callback history parallel model dataset loss optimizer)
   if(NOT ARG_KIND IN_LIST kinds)
     message(FATAL_ERROR "skein_add_plugin(${target}): KIND must be one of ${kinds}, got '${ARG_KIND}'")
   endif()

@@ -4,6 +4,8 @@
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history_backend.hpp"
+#include "skein/loss.hpp"
+#include "skein/optimizer.hpp"
 #include "skein/model.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
@@ -19,6 +21,11 @@ InMemoryDataset::~InMemoryDataset() = default;
 HistoryBackend::~HistoryBackend() = default;
 Model::~Model() = default;
 Parallel::~Parallel() = default;
+Loss::~Loss() = default;
+// Beside the destructor: Loss's vtable is emitted here and names them.
+void Loss::check_targets(const torch::Tensor&, const DataInfo&, const std::string&) const {}
+std::vector<LossMetric> Loss::metrics(const torch::Tensor&, const torch::Tensor&) const { return {}; }
+OptimizerFactory::~OptimizerFactory() = default;
 
 const char* to_string(PluginKind kind) {
   switch (kind) {
@@ -27,6 +34,8 @@ const char* to_string(PluginKind kind) {
     case PluginKind::parallel: return "parallel";
     case PluginKind::model: return "model";
     case PluginKind::dataset: return "dataset";
+    case PluginKind::loss: return "loss";
+    case PluginKind::optimizer: return "optimizer";
   }
   return "unknown";
 }

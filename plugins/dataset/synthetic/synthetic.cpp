@@ -1,9 +1,12 @@
 // Dataset "synthetic": Gaussian blobs around one random centre per class,
 // drawn from the plugin's own seed (reproducible, independent of the run).
+// With task "regression" the target of a sample is a fixed random linear
+// function of its inputs plus noise: float targets [N], one model output.
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "skein/dataset.hpp"
+#include "skein/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
@@ -14,6 +17,8 @@ class Synthetic final : public skein::InMemoryDataset {
     const auto& opt = args.options;
     info_.input_shape = opt.get_int_list("shape");
     info_.num_classes = opt.get_int("classes");
+    const std::string task = opt.get_string("task");
+    if (task != "classification" && task != "regression") opt.fail("task", "must be classification or regression");
     if (info_.input_shape.empty()) opt.fail("shape", "must name at least one dimension");
     for (auto d : info_.input_shape)
       if (d <= 0) opt.fail("shape", "dimensions must be positive");
@@ -40,6 +45,15 @@ class Synthetic final : public skein::InMemoryDataset {
     };
     train_ = draw(samples);
     if (test_samples > 0) test_ = draw(test_samples);
+    if (task == "regression") {
+      const auto weights = torch::randn({skein::flat_size(info_.input_shape)}, gen);
+      auto regress = [&](skein::TensorSplit& s) {
+        s.targets = s.inputs.flatten(1).matmul(weights) + 0.1 * noise * torch::randn({s.size()}, gen);
+      };
+      regress(train_);
+      if (test_) regress(*test_);
+      info_.num_classes = 1;  // one output per sample
+    }
   }
 };
 
@@ -50,6 +64,8 @@ SKEIN_PLUGIN(Synthetic, dataset, "synthetic", "1.0.0",
              SKEIN_OPTION("samples", integer, "1024", "Training samples"),
              SKEIN_OPTION("test_samples", integer, "256", "Test samples (0: no test split)"),
              SKEIN_OPTION("shape", int_list, "[1, 8, 8]", "Shape of one sample"),
-             SKEIN_OPTION("classes", integer, "4", "Number of classes"),
+             SKEIN_OPTION("classes", integer, "4", "Number of classes (blobs)"),
+             SKEIN_OPTION("task", string, "\"classification\"",
+                          "classification (int64 class ids) or regression (float targets, one output)"),
              SKEIN_OPTION("noise", number, "1.0", "Standard deviation around the class centre"),
              SKEIN_OPTION("seed", integer, "0", "Seed of the data (not of the run)"))

@@ -23,9 +23,16 @@ class HistoryBackend;
 class Parallel;
 class Model;
 class Dataset;
+class Loss;
+class OptimizerFactory;
 struct RunStore;
 
-enum class PluginKind : std::uint32_t { callback = 1, history, parallel, model, dataset };
+// Values are part of the ABI: new kinds are appended (API minor 1 added loss, optimizer).
+enum class PluginKind : std::uint32_t { callback = 1, history, parallel, model, dataset, loss, optimizer };
+// Every kind, in declaration order.
+constexpr PluginKind kAllPluginKinds[] = {PluginKind::callback, PluginKind::history, PluginKind::parallel,
+                                          PluginKind::model,    PluginKind::dataset, PluginKind::loss,
+                                          PluginKind::optimizer};
 SKEIN_EXPORT const char* to_string(PluginKind kind);
 
 template <PluginKind K> struct interface_for;
@@ -34,6 +41,8 @@ template <> struct interface_for<PluginKind::history> { using type = HistoryBack
 template <> struct interface_for<PluginKind::parallel> { using type = Parallel; };
 template <> struct interface_for<PluginKind::model> { using type = Model; };
 template <> struct interface_for<PluginKind::dataset> { using type = Dataset; };
+template <> struct interface_for<PluginKind::loss> { using type = Loss; };
+template <> struct interface_for<PluginKind::optimizer> { using type = OptimizerFactory; };
 
 template <class Interface> struct kind_of;
 template <> struct kind_of<Callback> { static constexpr PluginKind value = PluginKind::callback; };
@@ -41,6 +50,8 @@ template <> struct kind_of<HistoryBackend> { static constexpr PluginKind value =
 template <> struct kind_of<Parallel> { static constexpr PluginKind value = PluginKind::parallel; };
 template <> struct kind_of<Model> { static constexpr PluginKind value = PluginKind::model; };
 template <> struct kind_of<Dataset> { static constexpr PluginKind value = PluginKind::dataset; };
+template <> struct kind_of<Loss> { static constexpr PluginKind value = PluginKind::loss; };
+template <> struct kind_of<OptimizerFactory> { static constexpr PluginKind value = PluginKind::optimizer; };
 
 constexpr std::uint32_t kPluginMagic = 0x534b4e31;  // "SKN1"
 

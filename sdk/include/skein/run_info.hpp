@@ -25,6 +25,8 @@ struct RunInfo {
 // What a dataset provides, handed to the model plugin so it can size itself.
 struct DataInfo {
   std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
+  // Classes of a classification task; for other tasks, the width of the
+  // model output per sample (e.g. 1 for a single regression target).
   std::int64_t num_classes = 0;
 };
 

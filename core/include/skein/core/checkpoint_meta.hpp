@@ -9,6 +9,7 @@
 #include "skein/json.hpp"
 
 #include "skein/export.hpp"
+#include "skein/run_info.hpp"
 
 namespace skein::core {
 
@@ -27,12 +28,19 @@ struct CheckpointMeta {
   // CRC-64 (crc64_hex) of every other file of the checkpoint, by file name;
   // empty in checkpoints written before checksums were recorded.
   std::vector<std::pair<std::string, std::string>> files;
+  // The dataset's shape facts the model was built from (absent in older
+  // checkpoints): export and predict make the model again without the data.
+  std::optional<DataInfo> data_info;
 };
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors
 // ("checkpoint DIR"). Throws ConfigError, and nothing else, when the text is
 // not JSON, has another format, or a field has the wrong shape.
 SKEIN_EXPORT CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where);
+
+// Reads DIR/trainer.json and checks every file it lists against its
+// checksum. Throws ConfigError naming the checkpoint or the damaged file.
+SKEIN_EXPORT CheckpointMeta read_checked_checkpoint(const std::string& dir);
 
 // The "epoch" of a parsed trainer.json: an integer in [0, LONG_MAX - 1]
 // (resume continues with epoch + 1); nullopt for anything else.

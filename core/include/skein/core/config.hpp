@@ -33,8 +33,8 @@ struct RunConfig {
   std::int64_t accumulate_steps = 1;
   std::uint64_t seed = 0;
   double valid_split = 0.1;
-  nlohmann::json optimizer;  // validated, with "name"
-  PluginUse model, data, history, parallel;
+  std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
+  PluginUse model, data, history, parallel, loss, optimizer;
   std::vector<PluginUse> callbacks;
 };
 
@@ -48,8 +48,7 @@ SKEIN_EXPORT void apply_plugin_flag(nlohmann::json& config, const std::string& s
 // Reads, merges and validates everything. Throws ConfigError / PluginError.
 SKEIN_EXPORT RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry);
 
-// Top-level keys and the optimizer's per-name options (for docs and errors).
+// Top-level keys (for docs and errors).
 SKEIN_EXPORT const std::vector<OptionSpec>& top_level_schema();
-SKEIN_EXPORT const std::vector<OptionSpec>& optimizer_schema(const std::string& name);
 
 }  // namespace skein::core

@@ -1,6 +1,7 @@
 #pragma once
 // The training loop: builds every plugin of a RunConfig and runs the epochs.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,8 @@
 #include "skein/core/run.hpp"
 #include "skein/dataset.hpp"
 #include "skein/history_backend.hpp"
+#include "skein/loss.hpp"
+#include "skein/optimizer.hpp"
 #include "skein/parallel.hpp"
 #include "skein/run_store.hpp"
 
@@ -24,7 +27,7 @@ namespace skein::core {
 // Loss and accuracy summed over every rank's share of a split.
 struct EvalResult {
   double loss = 0;
-  double accuracy = 0;
+  std::optional<double> accuracy;  // classification losses only
   std::int64_t samples = 0;
 };
 
@@ -70,6 +73,10 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void summarize_epoch(double seconds);
   bool agree_on_stop();
   void intern_batch_keys();
+  // Forward pass and loss of a batch (sets batch.outputs).
+  torch::Tensor compute_loss(Batch& batch);
+  // The loss plugin's extra values, as <phase>_<name>.
+  void record_loss_metrics(const Batch& batch, const char* phase);
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
   // The same state under another name (e.g. "best" of the epoch just written):
@@ -80,11 +87,15 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   RunInfo run_;
   std::ostream& log_;
   const RunStore* store_;
+  std::shared_ptr<Loss> loss_;
   std::shared_ptr<Dataset> data_;
+  DataInfo data_info_;
   std::shared_ptr<Model> model_;
   std::shared_ptr<Parallel> parallel_;
   std::shared_ptr<HistoryBackend> backend_;
   std::vector<std::shared_ptr<Callback>> callbacks_;
+  // The factory's library holds the optimizer's code: it outlives the optimizer.
+  std::shared_ptr<OptimizerFactory> optimizer_factory_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   History history_;
   TensorSplit train_, valid_;
@@ -103,9 +114,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::string stop_reason_;
   // Interned BatchLog keys.
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
+  std::map<std::string, int> k_metrics_;
+  bool outputs_checked_ = false;
 };
-
-SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> make_optimizer(const nlohmann::json& spec,
-                                                        std::vector<torch::Tensor> params);
 
 }  // namespace skein::core

@@ -1,0 +1,61 @@
+#pragma once
+// A model's weights in and out: warm start from a state dict or checkpoint,
+// and a trained model made again from its run directory for export and predict.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "skein/core/config.hpp"
+#include "skein/core/plugin_registry.hpp"
+#include "skein/export.hpp"
+#include "skein/model.hpp"
+#include "skein/run_info.hpp"
+
+namespace skein::core {
+
+// The state dict file `source` names: the file itself, a checkpoint
+// directory's model_state_dict.pt, or that of a run directory's newest
+// checkpoint. Throws ConfigError naming `source`.
+SKEIN_EXPORT std::string state_dict_file_of(const std::string& source);
+
+// Copies the weights `source` names (see state_dict_file_of) into `model`,
+// every name and shape checked. Errors start with "init_from 'SOURCE'".
+SKEIN_EXPORT void warm_start(torch::nn::Module& model, const std::string& source);
+
+struct TrainedModelOptions {
+  std::string run_dir;
+  std::string checkpoint;                // a name under RUN_DIR/checkpoints; "" for the newest epoch_*
+  std::vector<std::string> plugin_dirs;  // as skein train's --plugin-dir
+};
+
+// The model of a finished (or running) run, built from RUN_DIR/config.json
+// with the weights of one of its checkpoints, in eval mode.
+class SKEIN_EXPORT TrainedModel {
+ public:
+  explicit TrainedModel(const TrainedModelOptions& options);
+  ~TrainedModel();
+
+  Model& model() { return *model_; }
+  const std::string& checkpoint_dir() const { return checkpoint_dir_; }
+  const DataInfo& data_info() const { return info_; }
+
+  // Eval-mode outputs for `inputs` [N, ...], `batch_size` samples at a time.
+  torch::Tensor predict(const torch::Tensor& inputs, std::int64_t batch_size);
+  // Bytes Python's torch.load reads as the state dict.
+  std::string state_dict() const;
+  // Bytes Python's torch.jit.load reads: the scripted module itself for a
+  // torchscript model; for other models a trace of forward on a batch of
+  // data_info()'s input shape (so it must not branch on its input's values).
+  std::string torchscript();
+
+ private:
+  PluginRegistry registry_;
+  RunConfig config_;
+  DataInfo info_;
+  std::string checkpoint_dir_;
+  std::shared_ptr<Model> model_;
+};
+
+}  // namespace skein::core

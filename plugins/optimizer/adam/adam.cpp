@@ -1,0 +1,29 @@
+// Optimizer "adam": libtorch's Adam.
+#include <torch/optim/adam.h>
+
+#include "skein/optimizer.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+class Adam final : public skein::OptimizerFactory {
+ public:
+  explicit Adam(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
+    skein::read_adam_options(args.options, options_);
+  }
+  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
+    return std::make_unique<torch::optim::Adam>(std::move(params), options_);
+  }
+
+ private:
+  torch::optim::AdamOptions options_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(Adam, optimizer, "adam", "1.0.0", "Adam (libtorch's); weight_decay is an L2 penalty",
+             SKEIN_OPTION("lr", number, "0.001", "Learning rate"),
+             SKEIN_OPTION("betas", number_list, "[0.9, 0.999]", "Coefficients of the running averages"),
+             SKEIN_OPTION("eps", number, "1e-8", "Term added to the denominator"),
+             SKEIN_OPTION("weight_decay", number, "0", "L2 penalty"),
+             SKEIN_OPTION("amsgrad", boolean, "false", "AMSGrad variant"))

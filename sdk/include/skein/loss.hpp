@@ -1,0 +1,68 @@
+#pragma once
+// Losses: the loss plugin kind and the two families the bundled losses share.
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "skein/export.hpp"
+#include "skein/run_info.hpp"
+
+namespace skein {
+
+// An extra per-batch value a loss declares (recorded as train_<name> and valid_<name>).
+struct LossMetric {
+  std::string name;
+  double value;
+};
+
+// Base of every loss plugin (config key `loss`).
+class SKEIN_EXPORT Loss {
+ public:
+  virtual ~Loss();
+  // The batch's mean loss: a 0-dim tensor, part of the autograd graph in training.
+  // Shapes that do not fit throw ConfigError naming both shapes.
+  virtual torch::Tensor compute(const torch::Tensor& outputs, const torch::Tensor& targets) = 0;
+  // True when outputs are class scores [N, C] and targets class ids [N]: the
+  // trainer then records accuracy (valid_acc, test accuracy).
+  virtual bool classification() const { return false; }
+  // Checks a whole split's targets once, before training (dtype, range).
+  // Throws ConfigError naming `split`.
+  virtual void check_targets(const torch::Tensor& targets, const DataInfo& info, const std::string& split) const;
+  // More per-batch values of this loss (sample-weighted means per epoch).
+  virtual std::vector<LossMetric> metrics(const torch::Tensor& outputs, const torch::Tensor& targets) const;
+};
+
+// Outputs [N, C] class scores, targets [N] int64 class ids in [0, C).
+class SKEIN_EXPORT ClassificationLoss : public Loss {
+ public:
+  explicit ClassificationLoss(std::string owner);
+  ~ClassificationLoss() override;
+  torch::Tensor compute(const torch::Tensor& outputs, const torch::Tensor& targets) final;
+  bool classification() const final { return true; }
+  void check_targets(const torch::Tensor& targets, const DataInfo& info, const std::string& split) const override;
+
+ protected:
+  // The loss proper, on shapes already checked.
+  virtual torch::Tensor apply(const torch::Tensor& outputs, const torch::Tensor& targets) = 0;
+  std::string owner_;
+};
+
+// Element-wise losses (regression, binary): targets are cast to the outputs'
+// dtype, and targets [N] fit outputs [N, 1] (any two shapes of the same
+// sample count and size). Anything else is refused, never broadcast.
+class SKEIN_EXPORT ElementwiseLoss : public Loss {
+ public:
+  explicit ElementwiseLoss(std::string owner);
+  ~ElementwiseLoss() override;
+  torch::Tensor compute(const torch::Tensor& outputs, const torch::Tensor& targets) final;
+  void check_targets(const torch::Tensor& targets, const DataInfo& info, const std::string& split) const override;
+
+ protected:
+  virtual torch::Tensor apply(const torch::Tensor& outputs, const torch::Tensor& targets) = 0;
+  // `targets` as the outputs' shape and dtype; throws ConfigError with both shapes.
+  torch::Tensor fit_targets(const torch::Tensor& outputs, const torch::Tensor& targets) const;
+  std::string owner_;
+};
+
+}  // namespace skein

@@ -1,0 +1,80 @@
+#include "skein/loss.hpp"
+
+#include <sstream>
+
+#include <c10/util/Exception.h>
+
+#include "skein/errors.hpp"
+
+namespace skein {
+
+namespace {
+
+std::string shape_of(const torch::Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+[[noreturn]] void shape_mismatch(const std::string& owner, const torch::Tensor& outputs,
+                                 const torch::Tensor& targets, const std::string& expected) {
+  throw ConfigError(owner + ": model outputs of shape " + shape_of(outputs) + " do not fit targets of shape " +
+                    shape_of(targets) + " (" + expected + ")");
+}
+
+}  // namespace
+
+ClassificationLoss::ClassificationLoss(std::string owner) : owner_(std::move(owner)) {}
+ClassificationLoss::~ClassificationLoss() = default;
+
+torch::Tensor ClassificationLoss::compute(const torch::Tensor& outputs, const torch::Tensor& targets) {
+  if (outputs.dim() != 2 || targets.dim() != 1 || outputs.size(0) != targets.size(0))
+    shape_mismatch(owner_, outputs, targets, "expected class scores [N, C] and class ids [N]");
+  return apply(outputs, targets);
+}
+
+void ClassificationLoss::check_targets(const torch::Tensor& targets, const DataInfo& info,
+                                       const std::string& split) const {
+  if (targets.scalar_type() != torch::kLong)
+    throw ConfigError(owner_ + ": the " + split + " targets are " + std::string(c10::toString(targets.scalar_type())) +
+                      ", but a classification loss takes int64 class ids (use a regression loss such as mse "
+                      "for real-valued targets)");
+  if (targets.dim() != 1)
+    throw ConfigError(owner_ + ": the " + split + " targets have shape " + shape_of(targets) +
+                      "; a classification loss takes one class id per sample, shape [N]");
+  if (targets.numel() > 0 && (targets.min().item<std::int64_t>() < 0 ||
+                              targets.max().item<std::int64_t>() >= info.num_classes))
+    throw std::runtime_error("dataset: " + split + " targets fall outside [0, " + std::to_string(info.num_classes) +
+                             ")");  // bad data, not a bad config
+}
+
+ElementwiseLoss::ElementwiseLoss(std::string owner) : owner_(std::move(owner)) {}
+ElementwiseLoss::~ElementwiseLoss() = default;
+
+torch::Tensor ElementwiseLoss::fit_targets(const torch::Tensor& outputs, const torch::Tensor& targets) const {
+  torch::Tensor t = targets;
+  if (outputs.sizes() != targets.sizes()) {
+    // [N] targets against [N, 1] outputs (or any other layout of the same
+    // values per sample); never a broadcast, which would silently pair every
+    // output with every target.
+    const bool same_samples = outputs.dim() > 0 && targets.dim() > 0 && outputs.size(0) == targets.size(0);
+    if (!same_samples || outputs.numel() != targets.numel())
+      shape_mismatch(owner_, outputs, targets, "expected the same number of values per sample");
+    t = targets.reshape(outputs.sizes());
+  }
+  return t.to(outputs.scalar_type());
+}
+
+torch::Tensor ElementwiseLoss::compute(const torch::Tensor& outputs, const torch::Tensor& targets) {
+  return apply(outputs, fit_targets(outputs, targets));
+}
+
+void ElementwiseLoss::check_targets(const torch::Tensor& targets, const DataInfo&, const std::string& split) const {
+  if (!targets.is_floating_point() && targets.scalar_type() != torch::kLong &&
+      targets.scalar_type() != torch::kInt && targets.scalar_type() != torch::kByte &&
+      targets.scalar_type() != torch::kBool)
+    throw ConfigError(owner_ + ": the " + split + " targets are " +
+                      std::string(c10::toString(targets.scalar_type())) + ", not numbers this loss can take");
+}
+
+}  // namespace skein

@@ -1,0 +1,138 @@
+#include "skein/npy.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace skein {
+
+namespace {
+
+// The .npy layout (numpy/lib/format.py): "\x93NUMPY", major, minor, header
+// length (2 bytes in 1.0, 4 in 2.0 and 3.0, little-endian), then a Python
+// dict literal with 'descr', 'fortran_order' and 'shape', then the data.
+constexpr char kMagic[] = "\x93NUMPY";
+
+struct Dtype {
+  const char* descr;  // without the byte-order character
+  torch::ScalarType type;
+};
+constexpr Dtype kDtypes[] = {{"b1", torch::kBool},  {"i1", torch::kChar},    {"u1", torch::kByte},
+                             {"i2", torch::kShort}, {"i4", torch::kInt},     {"i8", torch::kLong},
+                             {"f2", torch::kHalf},  {"f4", torch::kFloat},   {"f8", torch::kDouble}};
+
+std::string header_value(const std::string& header, const std::string& key, const std::string& name) {
+  std::smatch m;
+  const std::regex pattern("['\"]" + key + "['\"]\\s*:\\s*('[^']*'|\"[^\"]*\"|True|False|\\([^)]*\\))");
+  if (!std::regex_search(header, m, pattern))
+    throw std::runtime_error(name + ": not a .npy file: its header has no '" + key + "'");
+  return m[1].str();
+}
+
+}  // namespace
+
+torch::Tensor parse_npy(const std::string& bytes, const std::string& name) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic) != 0)
+    throw std::runtime_error(name + ": not a .npy file (no \\x93NUMPY magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_len = 0, header_at = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    header_at = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw std::runtime_error(name + ": truncated .npy header");
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + i]);
+    header_at = 12;
+  } else {
+    throw std::runtime_error(name + ": .npy format version " + std::to_string(major) + " is not supported");
+  }
+  if (header_at + header_len > bytes.size()) throw std::runtime_error(name + ": truncated .npy header");
+  const std::string header = bytes.substr(header_at, header_len);
+
+  std::string descr = header_value(header, "descr", name);
+  descr = descr.substr(1, descr.size() - 2);
+  if (header_value(header, "fortran_order", name) != "False")
+    throw std::runtime_error(name + ": Fortran-ordered array; save it in C order (numpy.ascontiguousarray)");
+  if (descr.size() < 2 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '>' && descr[0] != '='))
+    throw std::runtime_error(name + ": unsupported dtype '" + descr + "' (structured arrays are not supported)");
+  if (descr[0] == '>' && descr.substr(1) != "i1" && descr.substr(1) != "u1" && descr.substr(1) != "b1")
+    throw std::runtime_error(name + ": big-endian dtype '" + descr + "'; save it little-endian (arr.astype('<" +
+                             descr.substr(1) + "'))");
+  const Dtype* dtype = nullptr;
+  for (const auto& d : kDtypes)
+    if (descr.substr(1) == d.descr) dtype = &d;
+  if (!dtype) {
+    const std::string why = descr.substr(1) == "O" ? "object arrays cannot be read (they hold Python objects)"
+                                                   : "unsupported dtype '" + descr + "'";
+    throw std::runtime_error(name + ": " + why);
+  }
+
+  std::vector<std::int64_t> shape;
+  const std::string shape_text = header_value(header, "shape", name);
+  std::stringstream items(shape_text.substr(1, shape_text.size() - 2));
+  std::string item;
+  std::int64_t numel = 1;
+  while (std::getline(items, item, ',')) {
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    std::int64_t extent = 0;
+    try {
+      std::size_t used = 0;
+      extent = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      throw std::runtime_error(name + ": bad shape " + shape_text + " in the .npy header");
+    }
+    if (extent < 0 || (extent > 0 && numel > INT64_MAX / extent))
+      throw std::runtime_error(name + ": bad shape " + shape_text + " in the .npy header");
+    numel *= extent;
+    shape.push_back(extent);
+  }
+  const std::size_t item_size = c10::elementSize(dtype->type);
+  const std::size_t data_at = header_at + header_len;
+  const std::size_t have = bytes.size() - data_at;
+  if (static_cast<std::uint64_t>(numel) > have / item_size)
+    throw std::runtime_error(name + ": truncated: the header promises " + std::to_string(numel) + " values of " +
+                             std::to_string(item_size) + " bytes, the file holds " + std::to_string(have) +
+                             " bytes of data");
+  torch::Tensor out = torch::empty(shape, torch::TensorOptions().dtype(dtype->type));
+  std::memcpy(out.data_ptr(), bytes.data() + data_at, static_cast<std::size_t>(numel) * item_size);
+  return out;
+}
+
+torch::Tensor read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read '" + path + "'");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return parse_npy(bytes.str(), path);
+}
+
+std::string npy_bytes(const torch::Tensor& tensor) {
+  const torch::Tensor t = tensor.detach().cpu().contiguous();
+  const Dtype* dtype = nullptr;
+  for (const auto& d : kDtypes)
+    if (d.type == t.scalar_type()) dtype = &d;
+  if (!dtype) throw std::runtime_error(std::string("cannot write a ") + c10::toString(t.scalar_type()) + " tensor as .npy");
+  // Python's tuple syntax: "()", "(3,)", "(3, 4)".
+  std::string shape;
+  for (auto extent : t.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+  if (t.dim() == 1) shape += ",";
+  shape = "(" + shape + ")";
+  const char order = c10::elementSize(t.scalar_type()) == 1 ? '|' : '<';  // no byte order for single bytes
+  std::string header = "{'descr': '" + std::string(1, order) + dtype->descr + "', 'fortran_order': False, 'shape': " +
+                       shape + ", }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64 bytes.
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out(kMagic, 6);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()) * t.element_size());
+  return out;
+}
+
+}  // namespace skein

@@ -1,0 +1,144 @@
+"""Python side of tests/test_interop.cpp: writes TorchScript modules, state
+dicts and .npy files with Debian's python3-torch / python3-numpy, and checks
+what skein exports. Each subcommand exits 0 on success and 1, with a line on
+stderr, when a check fails."""
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class Classifier(nn.Module):
+    """A small CNN for [N, 1, 8, 8] inputs and 4 classes: BatchNorm buffers,
+    dropout (train/eval mode), control flow in forward, an extra attribute
+    and method that callbacks can reach."""
+
+    def __init__(self, classes: int = 4):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(4 * 8 * 8, classes)
+        self.scale: float = 1.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 3:  # tolerate [N, 8, 8]
+            x = x.unsqueeze(1)
+        h = self.features(x).flatten(1)
+        return self.head(self.drop(h))
+
+    @torch.jit.export
+    def describe(self) -> float:
+        return self.scale * 2.0
+
+
+class Regressor(nn.Module):
+    """An MLP for [N, 4] inputs with `outputs` outputs (no BatchNorm, no dropout)."""
+
+    def __init__(self, outputs: int = 1):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, outputs))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class TwoInputs(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+
+class Mlp(nn.Module):
+    """The same network as skein's mlp plugin (flatten, Linear+ReLU per hidden width)."""
+
+    def __init__(self, inputs: int, hidden, classes: int):
+        super().__init__()
+        layers = [nn.Flatten()]
+        for width in hidden:
+            layers += [nn.Linear(inputs, width), nn.ReLU()]
+            inputs = width
+        layers.append(nn.Linear(inputs, classes))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def fail(message):
+    print("interop.py: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def close(a, b, what, atol=1e-5):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        fail(f"{what}: shapes {a.shape} and {b.shape} differ")
+    diff = float(np.max(np.abs(a - b))) if a.size else 0.0
+    if diff > atol:
+        fail(f"{what}: outputs differ by up to {diff}")
+    print(f"{what}: equal (max difference {diff:.3g})")
+
+
+def main(argv):
+    torch.manual_seed(0)
+    command, args = argv[0], argv[1:]
+    if command == "script":  # script KIND OUT.pt
+        kind, out = args
+        module = {"classifier": lambda: Classifier(),
+                  "regressor": lambda: Regressor(1),
+                  "two_inputs": lambda: TwoInputs(),
+                  "mlp": lambda: Mlp(784, [256, 128], 10)}[kind]()
+        torch.jit.script(module).save(out)
+    elif command == "state_dict":  # state_dict MODEL.pt OUT.pt: a torch.save(state_dict) of a scripted model's shape
+        model = torch.jit.load(args[0])
+        with torch.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p.copy_(torch.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) * 0.1)
+        torch.save(model.state_dict(), args[1])
+    elif command == "inputs":  # inputs OUT.npy DTYPE N D...
+        out, dtype, dims = args[0], args[1], [int(d) for d in args[2:]]
+        np.save(out, np.random.default_rng(0).standard_normal(dims).astype(dtype))
+    elif command == "check_torchscript":  # check_torchscript EXPORTED.pt INPUTS.npy OUTPUTS.npy
+        module = torch.jit.load(args[0])
+        module.eval()
+        with torch.no_grad():
+            got = module(torch.from_numpy(np.load(args[1])).float()).numpy()
+        close(got, np.load(args[2]), "torch.jit.load(export) vs skein predict")
+    elif command == "check_state_dict":  # check_state_dict EXPORTED.pt MODEL.pt INPUTS.npy OUTPUTS.npy
+        module = torch.jit.load(args[1])
+        module.load_state_dict(torch.load(args[0]))
+        module.eval()
+        with torch.no_grad():
+            got = module(torch.from_numpy(np.load(args[2])).float()).numpy()
+        close(got, np.load(args[3]), "state_dict export in the Python model vs skein predict")
+    elif command == "same_state_dict":  # same_state_dict A.pt B.pt
+        a, b = torch.load(args[0]), torch.load(args[1])
+        if sorted(a) != sorted(b):
+            fail(f"names differ: {sorted(a)} vs {sorted(b)}")
+        for k in a:
+            close(a[k].numpy(), b[k].numpy(), k, atol=1e-6)
+    elif command == "npy_equal":  # npy_equal A.npy B.npy
+        a, b = np.load(args[0]), np.load(args[1])
+        if a.dtype != b.dtype:
+            fail(f"dtypes {a.dtype} and {b.dtype} differ")
+        close(a, b, "npy", atol=0)
+    elif command == "npy_cases":  # npy_cases DIR: files for the .npy reader's tests
+        d = args[0]
+        base = np.arange(12).reshape(3, 4)
+        for dtype in ["float32", "float64", "uint8", "int64", "int32", "bool", "float16", "int8", "int16"]:
+            np.save(f"{d}/ok_{dtype}.npy", (base % 2 == 0) if dtype == "bool" else base.astype(dtype))
+        np.save(f"{d}/scalar.npy", np.float32(3.5))
+        np.save(f"{d}/empty.npy", np.zeros((0, 3), dtype="float32"))
+        np.save(f"{d}/fortran.npy", np.asfortranarray(base.astype("float32")))
+        np.save(f"{d}/object.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+        np.save(f"{d}/bigendian.npy", base.astype(">f4"))
+        with open(f"{d}/ok_float32.npy", "rb") as f:
+            data = f.read()
+        with open(f"{d}/truncated.npy", "wb") as f:
+            f.write(data[:-5])
+    else:
+        fail("unknown command " + command)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

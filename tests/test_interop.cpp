@@ -1,0 +1,346 @@
+#define BOOST_TEST_MODULE interop
+#include <boost/test/unit_test.hpp>
+
+#include <torch/torch.h>
+
+#include "skein/core/state_dict_io.hpp"
+#include "skein/npy.hpp"
+#include "test_support.hpp"
+
+// Models, weights and arrays shared with Python (Debian's python3-torch and
+// python3-numpy): TorchScript models trained by skein, loss and optimizer
+// plugins, warm start, export and predict read back in Python.
+
+namespace {
+
+using test::contains;
+using test::load_json;
+const std::string kSkein = SKEIN_EXE;
+
+struct Fixture : test::Workspace {
+  // tests/python/interop.py with `args`; its failures name what differed.
+  test::CommandResult py(const std::string& args) {
+    return test::run(std::string(SKEIN_TEST_PYTHON) + " " + SKEIN_SOURCE_DIR "/tests/python/interop.py " + args, 240);
+  }
+  test::CommandResult skein(const std::string& args) {
+    return test::run(test::in_private_network(kSkein + " " + args), 300);
+  }
+  test::CommandResult train(const nlohmann::json& cfg, const std::string& run_dir, const std::string& more = "") {
+    return skein("train --config " + write_config(cfg) + " --run-dir " + dir(run_dir) +
+                 " --plugin-dir " TEST_PLUGIN_DIR " " + more);
+  }
+  std::string script(const std::string& kind) {
+    const std::string path = dir(kind + ".pt");
+    auto r = py("script " + kind + " " + path);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    return path;
+  }
+};
+
+// 8x8 single-channel images in 4 classes, for interop.py's Classifier.
+nlohmann::json image_config(const std::string& model_path) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", model_path}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 8, 8}}, {"classes", 4}};
+  cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}, {{"plugin", "script_probe"}}};
+  return cfg;
+}
+
+// 4 features, float targets from a linear function.
+nlohmann::json regression_config(const std::string& loss) {
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {4}}, {"task", "regression"}};
+  cfg["model"] = {{"plugin", "mlp"}, {"hidden", {16}}};
+  cfg["loss"] = {{"plugin", loss}};
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 0.02}, {"momentum", 0.9}};
+  cfg["max_epochs"] = 4;
+  return cfg;
+}
+
+nlohmann::json without_durations(nlohmann::json epochs) {
+  for (auto& e : epochs) e.erase("dur");
+  return epochs;
+}
+
+void expect_error(const test::CommandResult& r, int code, const std::vector<std::string>& parts) {
+  BOOST_TEST(r.exit_code == code, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  for (const auto& p : parts) BOOST_TEST(contains(r.err, p), "expected '" << p << "' in: " << r.err);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(interop, Fixture)
+
+BOOST_AUTO_TEST_CASE(torchscript_model_trains_resumes_and_exports) {
+  const std::string model = script("classifier");
+  auto cfg = image_config(model);
+  auto r = train(cfg, "a");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto history = load_json(dir("a/history.json"));
+  BOOST_TEST_REQUIRE(history.size() == 2u);
+  BOOST_TEST(history[1]["valid_acc"].get<double>() > 0.5);
+  // The callback reached the scripted module's own attribute and method, and
+  // the module follows the trainer's train/eval mode (eval after validation).
+  BOOST_TEST(history[1]["script_scale"].get<double>() == 1.5);
+  BOOST_TEST(history[1]["script_describe"].get<double>() == 3.0);
+  BOOST_TEST(history[1]["script_training"].get<double>() == 0.0);
+
+  // 1 epoch + resume + 1 epoch: the same weights, BatchNorm statistics and history.
+  cfg["max_epochs"] = 1;
+  r = train(cfg, "b");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = skein("train --resume " + dir("b") + " --set max_epochs=2 --plugin-dir " TEST_PLUGIN_DIR);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("same_state_dict " + dir("a/checkpoints/epoch_0002/model_state_dict.pt") + " " +
+         dir("b/checkpoints/epoch_0002/model_state_dict.pt"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(without_durations(history) == without_durations(load_json(dir("b/history.json"))));
+
+  // predict, then the same inputs through each export in Python.
+  BOOST_TEST_REQUIRE(py("inputs " + dir("in.npy") + " float32 10 1 8 8").exit_code == 0);
+  r = skein("predict " + dir("a") + " --inputs " + dir("in.npy") + " --out " + dir("out.npy") + " --batch-size 3");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = skein("export " + dir("a") + " --format torchscript --out " + dir("exported.pt"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("check_torchscript " + dir("exported.pt") + " " + dir("in.npy") + " " + dir("out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  r = skein("export " + dir("a") + " --format state_dict --out " + dir("sd.pt") + " --checkpoint epoch_0002");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("check_state_dict " + dir("sd.pt") + " " + model + " " + dir("in.npy") + " " + dir("out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(torchscript_model_under_ddp) {
+  auto cfg = image_config(script("classifier"));
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  auto r = train(cfg, "ddp", "--nproc-per-node 2");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto run = load_json(dir("ddp/run.json"));
+  BOOST_TEST(run["consistent"].get<bool>());
+  BOOST_TEST(run["history_digests"].size() == 2u);
+  auto history = load_json(dir("ddp/history.json"));
+  BOOST_TEST(history.back()["script_describe"].get<double>() == 3.0);
+  BOOST_TEST(history.back()["valid_acc"].get<double>() > 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(bundled_model_exports_torchscript_by_tracing) {
+  auto cfg = test::synthetic_config();
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  cfg["model"]["dropout"] = 0.3;  // eval mode in the export
+  auto r = train(cfg, "mlp");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST_REQUIRE(py("inputs " + dir("in.npy") + " float64 7 16").exit_code == 0);  // float64: converted
+  r = skein("predict " + dir("mlp") + " --inputs " + dir("in.npy") + " --out " + dir("out.npy"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = skein("export " + dir("mlp") + " --format torchscript --out " + dir("mlp.pt") + " --checkpoint best");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("check_torchscript " + dir("mlp.pt") + " " + dir("in.npy") + " " + dir("out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(regression_losses_record_loss_only) {
+  for (const char* loss : {"mse", "l1", "smooth_l1"}) {
+    BOOST_TEST_CONTEXT(loss) {
+      const std::string run = std::string("reg_") + loss;
+      auto r = train(regression_config(loss), run);  // mlp outputs [N, 1], targets [N]
+      BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+      auto history = load_json(dir(run + "/history.json"));
+      BOOST_TEST(history.back()["train_loss"].get<double>() < history.front()["train_loss"].get<double>());
+      BOOST_TEST(history.back().contains("valid_loss"));
+      BOOST_TEST(!history.back().contains("valid_acc"));
+      auto results = load_json(dir(run + "/results.json"));
+      BOOST_TEST(results.contains("test_loss"));
+      BOOST_TEST(!results.contains("test_accuracy"));
+      BOOST_TEST(contains(r.out, "Test loss: "), r.out);
+    }
+  }
+  // A TorchScript regressor too.
+  auto cfg = regression_config("mse");
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", script("regressor")}};
+  auto r = train(cfg, "reg_script");
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(binary_and_nll_losses) {
+  // One logit per sample against 0/1 class ids: bce_with_logits records its acc.
+  auto cfg = regression_config("bce_with_logits");
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {4}}, {"classes", 2}};
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", script("regressor")}};
+  auto r = train(cfg, "bce");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto last = load_json(dir("bce/history.json")).back();
+  BOOST_TEST(last["valid_acc"].get<double>() > 0.6);
+  BOOST_TEST(last.contains("train_acc"));
+
+  cfg = test::synthetic_config();
+  cfg["loss"] = {{"plugin", "nll"}};
+  r = train(cfg, "nll");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(load_json(dir("nll/history.json")).back().contains("valid_acc"));
+}
+
+BOOST_AUTO_TEST_CASE(every_optimizer_plugin_trains) {
+  for (const char* name : {"sgd", "adam", "adamw", "rmsprop", "adagrad"}) {
+    BOOST_TEST_CONTEXT(name) {
+      auto cfg = test::synthetic_config();
+      cfg["optimizer"] = {{"plugin", name}, {"lr", 0.01}};
+      auto r = train(cfg, std::string("opt_") + name);
+      BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+      auto history = load_json(dir(std::string("opt_") + name + "/history.json"));
+      BOOST_TEST(history.back()["train_loss"].get<double>() < history.front()["train_loss"].get<double>());
+      auto config = load_json(dir(std::string("opt_") + name + "/config.json"));
+      BOOST_TEST(config["optimizer"]["plugin"].get<std::string>() == name);
+      BOOST_TEST(config["plugin_versions"][name]["kind"].get<std::string>() == "optimizer");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(warm_start_from_python_state_dict_and_checkpoint) {
+  const std::string model = script("regressor");
+  BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("python_sd.pt")).exit_code == 0);
+  auto cfg = regression_config("mse");
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", model}};
+  cfg["init_from"] = dir("python_sd.pt");
+  // A rate so small that no weight moves: the checkpoint holds what was loaded.
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 1e-30}};
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  auto r = train(cfg, "warm");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("same_state_dict " + dir("python_sd.pt") + " " + dir("warm/checkpoints/epoch_0001/model_state_dict.pt"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+
+  // From a skein checkpoint directory, and from a run directory (its newest).
+  for (const std::string& source : {dir("warm/checkpoints/epoch_0001"), dir("warm")}) {
+    cfg["init_from"] = source;
+    const std::string run = "warm" + std::to_string(runs);
+    r = train(cfg, run);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = py("same_state_dict " + dir("python_sd.pt") + " " + dir(run + "/checkpoints/epoch_0001/model_state_dict.pt"));
+    BOOST_TEST(r.exit_code == 0, r.err);
+  }
+
+  // Weights of another model: every mismatch in one line.
+  cfg = image_config(script("classifier"));
+  cfg["init_from"] = dir("python_sd.pt");
+  r = train(cfg, "mismatch");
+  expect_error(r, 2, {"init_from", "'net.0.weight' is not in the model", "'head.weight' is missing from the file"});
+}
+
+BOOST_AUTO_TEST_CASE(bad_models_losses_and_commands) {
+  auto cfg = image_config(dir("missing.pt"));
+  expect_error(train(cfg, "bad1"), 2, {"model (plugin 'torchscript')", "no such file", "missing.pt"});
+
+  const std::string model = script("regressor");
+  BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("sd.pt")).exit_code == 0);
+  cfg = image_config(dir("sd.pt"));
+  expect_error(train(cfg, "bad2"), 2, {"is not a TorchScript module", "sd.pt"});
+
+  cfg = image_config(script("two_inputs"));
+  expect_error(train(cfg, "bad3"), 2, {"skein calls forward(x: Tensor) -> Tensor", "two_inputs.pt"});
+
+  // A classifier of 4 outputs on 3 classes.
+  cfg = image_config(script("classifier"));
+  cfg["data"]["classes"] = 3;
+  expect_error(train(cfg, "bad4"), 2, {"outputs 4 class scores", "3 classes"});
+
+  // mse on [N, 4] class scores against [N] class ids: never broadcast.
+  cfg = test::synthetic_config();
+  cfg["loss"] = {{"plugin", "mse"}};
+  expect_error(train(cfg, "bad5"), 2, {"loss (plugin 'mse')", "[32, 4]", "[32]"});
+
+  // cross_entropy on float targets.
+  cfg = regression_config("cross_entropy");
+  expect_error(train(cfg, "bad6"), 2, {"loss (plugin 'cross_entropy')", "int64 class ids"});
+
+  cfg = test::synthetic_config();
+  cfg["optimizer"] = {{"plugin", "adam"}, {"name", "adam"}};
+  expect_error(train(cfg, "bad7"), 2, {"optimizer", "\"name\" is its old spelling"});
+  cfg["optimizer"] = {{"plugin", "adamm"}};
+  expect_error(train(cfg, "bad8"), 2, {"did you mean 'adam'"});
+  cfg["optimizer"] = {{"plugin", "rmsprop"}, {"alpha", 2}};
+  expect_error(train(cfg, "bad9"), 2, {"optimizer (plugin 'rmsprop')", "alpha"});
+  cfg["optimizer"] = {{"name", "sgd"}, {"lr", -1}};
+  expect_error(train(cfg, "bad10"), 2, {"optimizer (plugin 'sgd'): option 'lr' must be positive"});
+
+  // export and predict.
+  cfg = test::synthetic_config();
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  cfg["max_epochs"] = 1;
+  BOOST_TEST_REQUIRE(train(cfg, "ok").exit_code == 0);
+  expect_error(skein("export " + dir("ok") + " --format onnx --out " + dir("x")), 2, {"--format 'onnx'"});
+  expect_error(skein("export " + dir("ok") + " --format state_dict --out " + dir("x") + " --checkpoint ../ok"), 2,
+               {"--checkpoint '../ok'"});
+  expect_error(skein("export " + dir("nothing") + " --format state_dict --out " + dir("x")), 2,
+               {"not a run directory"});
+  BOOST_TEST_REQUIRE(py("inputs " + dir("wrong.npy") + " float32 5 3").exit_code == 0);
+  expect_error(skein("predict " + dir("ok") + " --inputs " + dir("wrong.npy") + " --out " + dir("y.npy")), 2,
+               {"[5, 3]", "[16]"});
+  BOOST_TEST(!boost::filesystem::exists(dir("x")));
+  BOOST_TEST(!boost::filesystem::exists(dir("y.npy")));
+}
+
+BOOST_AUTO_TEST_CASE(npy_files_from_numpy) {
+  BOOST_TEST_REQUIRE(py("npy_cases " + tmp.str()).exit_code == 0);
+  const auto expected = torch::arange(12).reshape({3, 4});
+  for (const char* dtype : {"float32", "float64", "uint8", "int64", "int32", "float16", "int8", "int16"}) {
+    BOOST_TEST_CONTEXT(dtype) {
+      const auto t = skein::read_npy(dir(std::string("ok_") + dtype + ".npy"));
+      BOOST_TEST(t.sizes() == expected.sizes());
+      BOOST_TEST(t.to(torch::kLong).equal(expected));
+    }
+  }
+  BOOST_TEST(skein::read_npy(dir("ok_float64.npy")).scalar_type() == torch::kDouble);
+  BOOST_TEST(skein::read_npy(dir("ok_bool.npy")).equal(expected.remainder(2).eq(0)));
+  BOOST_TEST(skein::read_npy(dir("scalar.npy")).item<float>() == 3.5f);
+  BOOST_TEST(skein::read_npy(dir("empty.npy")).sizes() == torch::IntArrayRef({0, 3}));
+  auto error = [&](const char* file) { return test::message_of([&] { skein::read_npy(dir(file)); }); };
+  BOOST_TEST(contains(error("fortran.npy"), "Fortran-ordered"));
+  BOOST_TEST(contains(error("object.npy"), "object arrays"));
+  BOOST_TEST(contains(error("bigendian.npy"), "big-endian"));
+  BOOST_TEST(contains(error("truncated.npy"), "truncated"));
+  BOOST_TEST(contains(error("truncated.npy"), "truncated.npy"));
+
+  // Written here, read by numpy: the same values and dtype.
+  for (auto dtype : {torch::kFloat, torch::kLong, torch::kByte, torch::kBool}) {
+    const auto t = torch::arange(24).reshape({2, 3, 4}).remainder(5).to(dtype);
+    test::write_text(dir("mine.npy"), skein::npy_bytes(t));
+    BOOST_TEST(skein::read_npy(dir("mine.npy")).equal(t));
+    const char* np_name = dtype == torch::kFloat ? "float32" : dtype == torch::kLong ? "int64"
+                          : dtype == torch::kByte ? "uint8" : "bool";
+    auto r = test::run(std::string(SKEIN_TEST_PYTHON) + " -c \"import numpy as np; a = np.load('" + dir("mine.npy") +
+                       "'); assert a.dtype == np.dtype('" + np_name + "'), a.dtype; assert a.shape == (2, 3, 4); "
+                       "assert (a == (np.arange(24).reshape(2, 3, 4) % 5).astype(a.dtype)).all()\"");
+    BOOST_TEST(r.exit_code == 0, r.err);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(python_state_dicts_read_as_written) {
+  // An OrderedDict with _metadata (what model.state_dict() returns), as
+  // torch.save writes it; libtorch's own reader takes only plain dicts.
+  const std::string model = script("classifier");
+  BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("sd.pt")).exit_code == 0);
+  const auto dict = skein::core::read_state_dict(dir("sd.pt"));
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : dict) names.push_back(name);
+  const std::vector<std::string> expected{"features.0.weight",       "features.0.bias",
+                                          "features.1.weight",       "features.1.bias",
+                                          "features.1.running_mean", "features.1.running_var",
+                                          "features.1.num_batches_tracked", "head.weight", "head.bias"};
+  BOOST_TEST(names == expected, boost::test_tools::per_element());
+  BOOST_TEST(dict[0].second.sizes() == torch::IntArrayRef({4, 1, 3, 3}));
+  // interop.py's values: linspace(-1, 1) * (index + 1) * 0.1 per parameter.
+  BOOST_TEST(dict[0].second.flatten()[0].item<float>() == -0.1f);
+  BOOST_TEST(dict[6].second.scalar_type() == torch::kLong);
+  // Not a state dict: a TorchScript archive, a text file.
+  BOOST_TEST(contains(test::message_of([&] { skein::core::read_state_dict(model); }), "classifier.pt"));
+  test::write_text(dir("text.pt"), "hello");
+  BOOST_TEST(contains(test::message_of([&] { skein::core::read_state_dict(dir("text.pt")); }),
+                      "is not a file saved by torch.save"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
