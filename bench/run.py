@@ -117,53 +117,134 @@ def startup(b, tmp):
     return statistics.median(times), one, two
 
 
+def torchscript_vs_mlp(b, tmp, rounds, epochs):
+    """The same MLP (784-256-128-10) as the bundled `mlp` plugin and as a
+    TorchScript module written by Python (tests/python/interop.py), trained
+    with the same config; epoch times compared as a ratio of medians."""
+    model = os.path.join(tmp, "mlp_script.pt")
+    sh(["/usr/bin/python3", os.path.join(ROOT, "tests/python/interop.py"), "script", "mlp", model])
+    cfg = os.path.join(ROOT, "bench/configs/overhead.json")
+    base = ["--config", cfg, "--set", f"max_epochs={epochs}", "--set", "callbacks=[]"]
+    variants = {"mlp": base, "torchscript": base + ["--set", f'model={{"plugin": "torchscript", "path": "{model}"}}']}
+    durs = {k: [] for k in variants}
+    for _ in range(rounds):  # interleaved
+        for k, args in variants.items():
+            h, _ = skein_epochs(b, args, tmp, k)
+            durs[k] += [e["dur"] for e in h[1:]]
+    mlp, script = statistics.median(durs["mlp"]), statistics.median(durs["torchscript"])
+    return mlp, script
+
+
+def image_folder_vs_idx(b, tmp, rounds, epochs):
+    """Fashion-MNIST's training set as PNG files (bench/make_image_folder)
+    against the in-memory idx dataset: throughput of epochs 2+, and peak RSS
+    with the folder at 1x and 10x its size (hard links)."""
+    folder, big = os.path.join(tmp, "png"), os.path.join(tmp, "png10")
+    sh([f"{b}/bin/make_image_folder", "--out", folder])
+    cfg = os.path.join(ROOT, "bench/configs/overhead.json")
+    base = ["--config", cfg, "--set", f"max_epochs={epochs}", "--set", "callbacks=[]"]
+    png = {"plugin": "image_folder", "root": folder, "mean": [0.2860], "std": [0.3530]}
+    cached = dict(png, cache_mb=128)
+    variants = {"idx": base,
+                "image_folder (data_workers 1)": base + ["--set", "data=" + json.dumps(png)],
+                "image_folder (data_workers 0: no prefetch)": base + ["--set", "data=" + json.dumps(png),
+                                                                      "--set", "data_workers=0"],
+                "image_folder (data_workers 1, cache_mb 128)": base + ["--set", "data=" + json.dumps(cached)]}
+    rates = {k: [] for k in variants}
+    for _ in range(rounds):  # interleaved
+        for k, args in variants.items():
+            h, _ = skein_epochs(b, args, tmp, "img")
+            rates[k] += rate(h)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    sh([f"{b}/bin/make_image_folder", "--out", big, "--copies", "10"])
+    rss = {}
+    for name, root in [("1x (60000 files)", folder), ("10x (600000 files)", big)]:
+        _, res = skein_epochs(b, base[:2] + ["--set", "max_epochs=1", "--set", "callbacks=[]", "--set",
+                                             "data=" + json.dumps(dict(png, root=root))], tmp, "rss")
+        rss[name] = res["peak_rss_mb"]
+    return med, rss
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
+    ap.add_argument("--only", choices=["torchscript", "image_folder"], help="run only this section")
     a = ap.parse_args()
     q = a.quick
     start = time.monotonic()
     lines = [f"# Skein benchmarks ({'quick' if q else 'full'} run)", "",
              f"- date: {time.strftime('%Y-%m-%d %H:%M')}",
              f"- machine: {os.cpu_count()} cores, {os.uname().machine}, {os.uname().sysname} {os.uname().release}",
-             f"- command: `python3 bench/run.py{' --quick' if q else ''}`", ""]
+             f"- command: `python3 bench/run.py{' --quick' if q else ''}{' --only ' + a.only if a.only else ''}`", ""]
     with tempfile.TemporaryDirectory(prefix="skein-bench-") as tmp:
         b = a.build
-        lines += ["## 1. Trainer overhead (Fashion-MNIST, MLP 784-256-128-10, SGD momentum 0.9, batch 64, 1 thread)", "",
-                  "| run | median throughput (epochs 2+) | ratio to the hand-written loop |", "|---|---|---|"]
-        lines += [f"| {r} | {t} | {x} |" for r, t, x in overhead(b, tmp, 2 if q else 5, 3 if q else 4)]
-        lines += ["", "## 2. History sync per epoch (W processes, B batches each, median of epochs)", "",
-                  "| backend | W | B | sync ms/epoch | µs per batch | store round trips per rank and epoch |",
-                  "|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(map(str, r)) + " |" for r in
-                  history_sync(b, [1, 2, 4], [100, 10000] if q else [100, 1000, 10000], 5 if q else 10)]
-        local, tcp = example_sync_share(b, tmp, 1 if q else 3, 2 if q else 3)
-        # The example's epoch: 54000 / (2 x 64) = 422 train + 47 valid batch records per rank.
-        out = sh([f"{b}/bin/history_sync", "--backend", "tcpstore", "--world", "2", "--batches", "469",
-                  "--epochs", "10"], netns=True)
-        sync_ms = json.loads(out)["sync_ms"]
-        lines += ["", f"tcpstore on the example job (2 processes, 469 batch records per rank and epoch): "
-                      f"{sync_ms:.2f} ms of sync per epoch, {sync_ms / 10 / local:.3f}% of its {local:.2f} s epoch. "
-                      f"Whole runs, epochs 2+: median epoch {local:.3f} s with history `local`, {tcp:.3f} s with "
-                      f"`tcpstore` ({(tcp / local - 1) * 100:+.1f}%: run-to-run noise on this shared machine "
-                      f"is larger than the sync itself)."]
-        lines += ["", "## 3. DDP (fixed global batch 128)", "", "| run | samples/s | vs 1 process |", "|---|---|---|"]
-        lines += [f"| {r} | {t} | {x} |" for r, t, x in ddp(b, tmp, 1 if q else 2, 2 if q else 3, [1, 25] if q else [0.25, 1, 5, 25])]
-        listing, one, two = startup(b, tmp)
-        lines += ["", "## 4. Start-up", "", "| what | value |", "|---|---|",
-                  f"| discover and describe all bundled plugins (`skein plugins --json`, median of 10) | {listing * 1e3:.0f} ms |",
-                  f"| `skein train` to the first batch, 1 process (loads Fashion-MNIST) | {one['time_to_first_batch_s']:.2f} s |",
-                  f"| the same, 2 processes (slowest rank) | {two['time_to_first_batch_s']:.2f} s |",
-                  f"| peak RSS, 1 process | {one['peak_rss_mb']:.0f} MiB |",
-                  f"| peak RSS per worker, 2 processes (largest) | {two['peak_rss_mb']:.0f} MiB |"]
+        if a.only is None:
+            lines += all_sections(b, tmp, q)
+        if a.only in (None, "torchscript"):
+            lines += torchscript_section(b, tmp, q)
+        if a.only in (None, "image_folder"):
+            med, rss = image_folder_vs_idx(b, tmp, 1 if q else 3, 3)
+            lines += ["", "## 6. Images streamed from disk vs in memory", "",
+                      "Fashion-MNIST's 60000 training images as PNG files in class folders (`image_folder`, decoded "
+                      "by stb_image on the prefetch threads) against the in-memory `idx` dataset; "
+                      "MLP 784-256-128-10, batch 64, 1 training thread, median samples/s of epochs 2+.", "",
+                      "| dataset | samples/s | ratio to `idx` |", "|---|---|---|"]
+            lines += [f"| {k} | {v:.0f} | {v / med['idx']:.3f} |" for k, v in med.items()]
+            lines += ["", "| image folder | peak RSS of a 1-epoch run |", "|---|---|"]
+            lines += [f"| {k} | {v:.0f} MiB |" for k, v in rss.items()]
     lines += ["", f"Total benchmark time: {time.monotonic() - start:.0f} s."]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
+
+
+def torchscript_section(b, tmp, q):
+    """Section 5."""
+    lines = []
+    mlp, script = torchscript_vs_mlp(b, tmp, 2 if q else 4, 3)
+    lines += ["", "## 5. A TorchScript model vs the same bundled model", "",
+              "MLP 784-256-128-10 on Fashion-MNIST, SGD, batch 64, 1 thread, no callbacks; median epoch time, "
+              "epochs 2+.", "", "| model | s/epoch | ratio to `mlp` |", "|---|---|---|",
+              f"| `mlp` plugin | {mlp:.3f} | 1.000 |",
+              f"| `torchscript` (the same network scripted in Python) | {script:.3f} | {script / mlp:.3f} |"]
+    return lines
+
+
+def all_sections(b, tmp, q):
+    """Sections 1-4."""
+    lines = []
+    lines += ["## 1. Trainer overhead (Fashion-MNIST, MLP 784-256-128-10, SGD momentum 0.9, batch 64, 1 thread)", "",
+              "| run | median throughput (epochs 2+) | ratio to the hand-written loop |", "|---|---|---|"]
+    lines += [f"| {r} | {t} | {x} |" for r, t, x in overhead(b, tmp, 2 if q else 5, 3 if q else 4)]
+    lines += ["", "## 2. History sync per epoch (W processes, B batches each, median of epochs)", "",
+              "| backend | W | B | sync ms/epoch | µs per batch | store round trips per rank and epoch |",
+              "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(map(str, r)) + " |" for r in
+              history_sync(b, [1, 2, 4], [100, 10000] if q else [100, 1000, 10000], 5 if q else 10)]
+    local, tcp = example_sync_share(b, tmp, 1 if q else 3, 2 if q else 3)
+    # The example's epoch: 54000 / (2 x 64) = 422 train + 47 valid batch records per rank.
+    out = sh([f"{b}/bin/history_sync", "--backend", "tcpstore", "--world", "2", "--batches", "469",
+              "--epochs", "10"], netns=True)
+    sync_ms = json.loads(out)["sync_ms"]
+    lines += ["", f"tcpstore on the example job (2 processes, 469 batch records per rank and epoch): "
+                  f"{sync_ms:.2f} ms of sync per epoch, {sync_ms / 10 / local:.3f}% of its {local:.2f} s epoch. "
+                  f"Whole runs, epochs 2+: median epoch {local:.3f} s with history `local`, {tcp:.3f} s with "
+                  f"`tcpstore` ({(tcp / local - 1) * 100:+.1f}%: run-to-run noise on this shared machine "
+                  f"is larger than the sync itself)."]
+    lines += ["", "## 3. DDP (fixed global batch 128)", "", "| run | samples/s | vs 1 process |", "|---|---|---|"]
+    lines += [f"| {r} | {t} | {x} |" for r, t, x in ddp(b, tmp, 1 if q else 2, 2 if q else 3, [1, 25] if q else [0.25, 1, 5, 25])]
+    listing, one, two = startup(b, tmp)
+    lines += ["", "## 4. Start-up", "", "| what | value |", "|---|---|",
+              f"| discover and describe all bundled plugins (`skein plugins --json`, median of 10) | {listing * 1e3:.0f} ms |",
+              f"| `skein train` to the first batch, 1 process (loads Fashion-MNIST) | {one['time_to_first_batch_s']:.2f} s |",
+              f"| the same, 2 processes (slowest rank) | {two['time_to_first_batch_s']:.2f} s |",
+              f"| peak RSS, 1 process | {one['peak_rss_mb']:.0f} MiB |",
+              f"| peak RSS per worker, 2 processes (largest) | {two['peak_rss_mb']:.0f} MiB |"]
+    return lines
 
 
 if __name__ == "__main__":

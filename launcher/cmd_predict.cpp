@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "trained_model_args.hpp"
 #include "skein/atomic_file.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/errors.hpp"
@@ -18,18 +19,12 @@ int cmd_predict(const std::vector<std::string>& args) {
   std::string inputs_path, out;
   std::int64_t batch_size = 256;
   po::options_description opts("skein predict options");
-  opts.add_options()("help,h", "show this help")("run-dir", po::value(&model.run_dir)->required(),
-                                                 "the run directory (also the first positional argument)")(
+  add_trained_model_options(opts, model);
+  opts.add_options()("help,h", "show this help")(
       "inputs", po::value(&inputs_path)->required(), ".npy file of inputs [N, ...] (numpy.save)")(
       "out", po::value(&out)->required(), ".npy file to write the outputs to")(
-      "checkpoint", po::value(&model.checkpoint),
-      "checkpoint name under RUN_DIR/checkpoints (default: the newest epoch_*)")(
-      "batch-size", po::value(&batch_size), "samples per forward pass (default 256)")(
-      "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins");
-  po::positional_options_description positional;
-  positional.add("run-dir", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+      "batch-size", po::value(&batch_size), "samples per forward pass (default 256)");
+  po::variables_map vm = parse_with_run_dir(args, opts);
   if (vm.count("help")) {
     std::cout << "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
                  "[--batch-size N]\n\n"

@@ -8,7 +8,7 @@ packages=(
   libtorch-dev libgloo-dev
   libopenblas0-pthread
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
-  nlohmann-json3-dev zlib1g-dev
+  nlohmann-json3-dev zlib1g-dev libstb-dev
   python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
   dataset-fashion-mnist
   clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports

@@ -19,9 +19,7 @@ const std::string kSkein = SKEIN_EXE;
 
 struct Fixture : test::Workspace {
   // tests/python/interop.py with `args`; its failures name what differed.
-  test::CommandResult py(const std::string& args) {
-    return test::run(std::string(SKEIN_TEST_PYTHON) + " " + SKEIN_SOURCE_DIR "/tests/python/interop.py " + args, 240);
-  }
+  test::CommandResult py(const std::string& args) { return test::interop_py(args); }
   test::CommandResult skein(const std::string& args) {
     return test::run(test::in_private_network(kSkein + " " + args), 300);
   }
@@ -65,9 +63,7 @@ nlohmann::json without_durations(nlohmann::json epochs) {
 }
 
 void expect_error(const test::CommandResult& r, int code, const std::vector<std::string>& parts) {
-  BOOST_TEST(r.exit_code == code, r.err);
-  BOOST_TEST(test::one_error_line(r), r.err);
-  for (const auto& p : parts) BOOST_TEST(contains(r.err, p), "expected '" << p << "' in: " << r.err);
+  test::expect_one_error(r, code, parts);
 }
 
 }  // namespace

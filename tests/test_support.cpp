@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <boost/test/unit_test.hpp>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -153,6 +155,16 @@ void write_tiny_mnist(const std::string& dir, std::uint32_t train, std::uint32_t
   };
   make("train", train);
   make("t10k", test);
+}
+
+CommandResult interop_py(const std::string& args) {
+  return run(std::string(SKEIN_TEST_PYTHON) + " " + SKEIN_SOURCE_DIR "/tests/python/interop.py " + args, 240);
+}
+
+void expect_one_error(const CommandResult& r, int code, const std::vector<std::string>& parts) {
+  BOOST_TEST(r.exit_code == code, r.err);
+  BOOST_TEST(one_error_line(r), r.err);
+  for (const auto& p : parts) BOOST_TEST(contains(r.err, p), "expected '" << p << "' in: " << r.err);
 }
 
 nlohmann::json synthetic_config() {

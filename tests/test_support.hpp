@@ -80,6 +80,11 @@ bool contains(const std::string& text, const std::string& part);
 // Exactly one line on stderr, starting "skein: error: ".
 bool one_error_line(const CommandResult& r);
 
+// tests/python/interop.py ARGS under Debian's python3 (python3-torch, python3-numpy).
+CommandResult interop_py(const std::string& args);
+// `r` exited with `code`, with one error line on stderr holding every part.
+void expect_one_error(const CommandResult& r, int code, const std::vector<std::string>& parts);
+
 // A small, fast config on the synthetic dataset.
 nlohmann::json synthetic_config();
 

@@ -114,6 +114,8 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},
       {"seed", OptionType::integer, "0", "Seed of every random choice"},
       {"valid_split", OptionType::number, "0.1", "Fraction of train held out for validation"},
+      {"data_workers", OptionType::integer, "1",
+       "Threads that fetch batches of a streaming dataset ahead of training (0: on the training thread)"},
       {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
   };
   return schema;
@@ -287,6 +289,9 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
 
     rc.init_from = cfg["init_from"].get<std::string>();
+    rc.data_workers = cfg["data_workers"].get<std::int64_t>();
+    if (rc.data_workers < 0 || rc.data_workers > 64)
+      throw ConfigError("data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
     migrate_optimizer_name(cfg["optimizer"]);
 
     rc.model = resolve_plugin(cfg["model"], "model", PluginKind::model, registry);

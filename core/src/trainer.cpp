@@ -11,26 +11,13 @@
 #include <torch/data/samplers/distributed.h>
 #include <torch/utils.h>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "skein/core/model_io.hpp"
 
 namespace skein::core {
 
 namespace {
-
-// Splits `all` into (train, valid) by a permutation drawn from `seed` alone,
-// so the split does not depend on the world size or on other random draws.
-std::pair<TensorSplit, TensorSplit> split_valid(const TensorSplit& all, double fraction,
-                                                std::uint64_t seed) {
-  const std::int64_t n = all.size();
-  const auto n_valid = static_cast<std::int64_t>(std::floor(n * fraction));
-  if (n_valid == 0) return {all, TensorSplit{}};
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  auto perm = torch::randperm(n, gen, torch::kLong);
-  auto valid_idx = perm.slice(0, 0, n_valid);
-  auto train_idx = perm.slice(0, n_valid);
-  return {{all.inputs.index_select(0, train_idx), all.targets.index_select(0, train_idx)},
-          {all.inputs.index_select(0, valid_idx), all.targets.index_select(0, valid_idx)}};
-}
 
 void check_split(const TensorSplit& s, const std::string& what, const Loss& loss, const DataInfo& info) {
   if (!s.inputs.defined() || !s.targets.defined())
@@ -65,14 +52,27 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options data_opts = config_.data.make_options();
   data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
   data_info_ = data_->info();
-  TensorSplit all = data_->train();
-  check_split(all, "train", *loss_, data_info_);
-  std::tie(train_, valid_) = split_valid(all, config_.valid_split, config_.seed);
+  DataSplit all;
+  std::optional<DataSplit> test;
+  if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
+    // Read batch by batch; targets are checked as batches arrive.
+    all = DataSplit(streaming->train_source());
+    if (auto source = streaming->test_source()) test = DataSplit(source);
+    if (config_.data_workers > 0) pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
+  } else {
+    TensorSplit whole = data_->train();
+    check_split(whole, "train", *loss_, data_info_);
+    all = DataSplit(memory_source(std::move(whole)), {}, true);
+    if (auto t = data_->test()) {
+      check_split(*t, "test", *loss_, data_info_);
+      test = DataSplit(memory_source(std::move(*t)), {}, true);
+    }
+  }
+  std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
   if (train_.size() < run_.world_size)
     throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
                       std::to_string(run_.world_size) + " ranks");
-  test_ = data_->test();
-  if (test_) check_split(*test_, "test", *loss_, data_info_);
+  test_ = std::move(test);
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
@@ -140,6 +140,17 @@ void Trainer::record_loss_metrics(const Batch& batch, const char* phase) {
 
 Trainer::~Trainer() = default;
 
+Prefetcher::Options Trainer::prefetch_options(bool augment, std::uint64_t salt) const {
+  Prefetcher::Options o;
+  o.fetch.augment = augment;
+  // Per epoch, rank and phase: the same on a resumed run.
+  o.fetch.seed = config_.seed * 1000003u + static_cast<std::uint64_t>(epoch_) * 7919u +
+                 static_cast<std::uint64_t>(run_.rank) * 104729u + salt;
+  o.pool = pool_.get();
+  o.depth = 2 * static_cast<std::size_t>(config_.data_workers);
+  return o;
+}
+
 void Trainer::train_epoch() {
   model_->train();
   const auto n = static_cast<std::size_t>(train_.size());
@@ -147,21 +158,22 @@ void Trainer::train_epoch() {
   torch::data::samplers::DistributedRandomSampler sampler(n, run_.world_size, run_.rank);
   sampler.set_epoch(config_.seed + static_cast<std::uint64_t>(epoch_));
   sampler.reset();
-  const long batches = batches_per_epoch_;
+  std::vector<std::vector<std::int64_t>> batches;
+  while (auto indices = sampler.next(batch_size)) batches.emplace_back(indices->begin(), indices->end());
+  Prefetcher data(train_, std::move(batches), prefetch_options(true, 1));
+  const long total = batches_per_epoch_;
   const long accumulate = config_.accumulate_steps;
   auto& log = history_.batches();
   long index = 0;
-  while (auto indices = sampler.next(batch_size)) {
-    // size_t and int64 share a representation; the vector outlives the view.
-    auto idx = torch::from_blob(indices->data(), {static_cast<std::int64_t>(indices->size())},
-                                torch::kLong);
-    torch::Tensor x = train_.inputs.index_select(0, idx);
-    torch::Tensor y = train_.targets.index_select(0, idx);
+  while (auto fetched = data.next()) {
+    const torch::Tensor x = fetched->inputs;
+    const torch::Tensor y = fetched->targets;
+    if (!train_.in_memory()) loss_->check_targets(y, data_info_, "train");
     Batch batch{x, y};
     batch.index = index;
     // Micro-batches of one optimizer step: [group_start, group_start + group).
     const long group_start = index - index % accumulate;
-    const long group = std::min(accumulate, batches - group_start);
+    const long group = std::min(accumulate, total - group_start);
     const bool step_now = index + 1 == group_start + group;
     batch.optimizer_step = step_now;
     ++index;
@@ -184,20 +196,26 @@ void Trainer::train_epoch() {
   }
 }
 
-EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
+EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
   torch::NoGradGuard no_grad;
   model_->eval();
   // Every sample exactly once over all ranks: contiguous shards, no padding.
   const std::int64_t n = split.size();
   const std::int64_t begin = n * run_.rank / run_.world_size;
   const std::int64_t end = n * (run_.rank + 1) / run_.world_size;
+  std::vector<std::vector<std::int64_t>> batches;
+  for (std::int64_t lo = begin; lo < end; lo += config_.batch_size) {
+    batches.emplace_back();
+    for (std::int64_t i = lo; i < std::min(end, lo + config_.batch_size); ++i) batches.back().push_back(i);
+  }
+  Prefetcher data(split, std::move(batches), prefetch_options(false, record ? 2 : 3));
   std::vector<double> sums{0.0, 0.0, 0.0};  // loss * samples, correct, samples
   auto& log = history_.batches();
   long index = 0;
-  for (std::int64_t lo = begin; lo < end; lo += config_.batch_size) {
-    const std::int64_t hi = std::min(end, lo + config_.batch_size);
-    torch::Tensor x = split.inputs.slice(0, lo, hi);
-    torch::Tensor y = split.targets.slice(0, lo, hi);
+  while (auto fetched = data.next()) {
+    const torch::Tensor x = fetched->inputs;
+    const torch::Tensor y = fetched->targets;
+    if (!split.in_memory()) loss_->check_targets(y, data_info_, record ? "valid" : "test");
     Batch batch{x, y};
     batch.training = false;
     batch.index = index++;
@@ -209,7 +227,7 @@ EvalResult Trainer::evaluate(const TensorSplit& split, bool record) {
     const double loss = batch.loss.item<double>();
     const bool classify = loss_->classification();
     const auto correct = classify ? batch.outputs.argmax(1).eq(y).sum().item<std::int64_t>() : 0;
-    const auto size = static_cast<double>(hi - lo);
+    const auto size = static_cast<double>(x.size(0));
     sums[0] += loss * size;
     sums[1] += static_cast<double>(correct);
     sums[2] += size;

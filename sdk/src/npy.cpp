@@ -1,5 +1,11 @@
 #include "skein/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -32,7 +38,51 @@ std::string header_value(const std::string& header, const std::string& key, cons
 
 }  // namespace
 
+// Shape, dtype and data offset of a .npy file from its first bytes (the
+// whole file's size is `file_size`); checks the data is all there.
+struct NpyLayout {
+  std::vector<std::int64_t> shape;
+  torch::ScalarType type;
+  std::size_t data_at;
+  std::size_t data_bytes;
+};
+
+NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const std::string& name);
+
 torch::Tensor parse_npy(const std::string& bytes, const std::string& name) {
+  const NpyLayout layout = parse_layout(bytes, bytes.size(), name);
+  torch::Tensor out = torch::empty(layout.shape, torch::TensorOptions().dtype(layout.type));
+  std::memcpy(out.data_ptr(), bytes.data() + layout.data_at, layout.data_bytes);
+  return out;
+}
+
+torch::Tensor map_npy(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error("'" + path + "' is not a regular file");
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* base = size ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  ::close(fd);  // the mapping keeps the file
+  if (base == MAP_FAILED) throw std::runtime_error("'" + path + "': too short for a .npy file or cannot be mapped");
+  NpyLayout layout;
+  try {
+    const std::size_t head = std::min<std::size_t>(size, 1 << 16);  // the header is at most 64 KiB here
+    layout = parse_layout(std::string(static_cast<const char*>(base), head), size, path);
+  } catch (...) {
+    ::munmap(base, size);
+    throw;
+  }
+  char* data = static_cast<char*>(base) + layout.data_at;
+  return torch::from_blob(
+      data, layout.shape, [base, size](void*) { ::munmap(base, size); },
+      torch::TensorOptions().dtype(layout.type));
+}
+
+NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const std::string& name) {
   if (bytes.size() < 10 || bytes.compare(0, 6, kMagic) != 0)
     throw std::runtime_error(name + ": not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -89,14 +139,12 @@ torch::Tensor parse_npy(const std::string& bytes, const std::string& name) {
   }
   const std::size_t item_size = c10::elementSize(dtype->type);
   const std::size_t data_at = header_at + header_len;
-  const std::size_t have = bytes.size() - data_at;
+  const std::size_t have = file_size - data_at;
   if (static_cast<std::uint64_t>(numel) > have / item_size)
     throw std::runtime_error(name + ": truncated: the header promises " + std::to_string(numel) + " values of " +
                              std::to_string(item_size) + " bytes, the file holds " + std::to_string(have) +
                              " bytes of data");
-  torch::Tensor out = torch::empty(shape, torch::TensorOptions().dtype(dtype->type));
-  std::memcpy(out.data_ptr(), bytes.data() + data_at, static_cast<std::size_t>(numel) * item_size);
-  return out;
+  return NpyLayout{shape, dtype->type, data_at, static_cast<std::size_t>(numel) * item_size};
 }
 
 torch::Tensor read_npy(const std::string& path) {

@@ -6,21 +6,18 @@
 
 namespace {
 
-class Adagrad final : public skein::OptimizerFactory {
- public:
-  explicit Adagrad(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
-    const auto& opt = args.options;
-    options_.lr_decay(skein::read_nonnegative(opt, "lr_decay"))
-        .weight_decay(skein::read_nonnegative(opt, "weight_decay"))
-        .initial_accumulator_value(skein::read_nonnegative(opt, "initial_accumulator_value"))
-        .eps(skein::read_nonnegative(opt, "eps"));
-  }
-  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
-    return std::make_unique<torch::optim::Adagrad>(std::move(params), options_);
-  }
+torch::optim::AdagradOptions read(const skein::Options& opt) {
+  torch::optim::AdagradOptions o(skein::read_positive(opt, "lr"));
+  o.lr_decay(skein::read_nonnegative(opt, "lr_decay"))
+      .weight_decay(skein::read_nonnegative(opt, "weight_decay"))
+      .initial_accumulator_value(skein::read_nonnegative(opt, "initial_accumulator_value"))
+      .eps(skein::read_nonnegative(opt, "eps"));
+  return o;
+}
 
- private:
-  torch::optim::AdagradOptions options_;
+class Adagrad final : public skein::LibtorchOptimizer<torch::optim::Adagrad, torch::optim::AdagradOptions> {
+ public:
+  explicit Adagrad(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
 };
 
 }  // namespace

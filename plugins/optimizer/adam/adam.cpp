@@ -6,17 +6,15 @@
 
 namespace {
 
-class Adam final : public skein::OptimizerFactory {
- public:
-  explicit Adam(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
-    skein::read_adam_options(args.options, options_);
-  }
-  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
-    return std::make_unique<torch::optim::Adam>(std::move(params), options_);
-  }
+torch::optim::AdamOptions read(const skein::Options& opt) {
+  torch::optim::AdamOptions o(skein::read_positive(opt, "lr"));
+  skein::read_adam_options(opt, o);
+  return o;
+}
 
- private:
-  torch::optim::AdamOptions options_;
+class Adam final : public skein::LibtorchOptimizer<torch::optim::Adam, torch::optim::AdamOptions> {
+ public:
+  explicit Adam(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Optimizer "adamw": libtorch's AdamW (decoupled weight decay).
+// Optimizer "adamw": libtorch's AdamW.
 #include <torch/optim/adamw.h>
 
 #include "skein/optimizer.hpp"
@@ -6,17 +6,15 @@
 
 namespace {
 
-class AdamW final : public skein::OptimizerFactory {
- public:
-  explicit AdamW(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
-    skein::read_adam_options(args.options, options_);
-  }
-  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
-    return std::make_unique<torch::optim::AdamW>(std::move(params), options_);
-  }
+torch::optim::AdamWOptions read(const skein::Options& opt) {
+  torch::optim::AdamWOptions o(skein::read_positive(opt, "lr"));
+  skein::read_adam_options(opt, o);
+  return o;
+}
 
- private:
-  torch::optim::AdamWOptions options_;
+class AdamW final : public skein::LibtorchOptimizer<torch::optim::AdamW, torch::optim::AdamWOptions> {
+ public:
+  explicit AdamW(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
 };
 
 }  // namespace

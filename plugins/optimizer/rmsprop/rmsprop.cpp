@@ -6,24 +6,21 @@
 
 namespace {
 
-class RmsProp final : public skein::OptimizerFactory {
- public:
-  explicit RmsProp(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
-    const auto& opt = args.options;
-    const double alpha = opt.get_number("alpha");
-    if (!(alpha >= 0 && alpha <= 1)) opt.fail("alpha", "must be in [0, 1]");
-    options_.alpha(alpha)
-        .eps(skein::read_nonnegative(opt, "eps"))
-        .weight_decay(skein::read_nonnegative(opt, "weight_decay"))
-        .momentum(skein::read_nonnegative(opt, "momentum"))
-        .centered(opt.get_bool("centered"));
-  }
-  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
-    return std::make_unique<torch::optim::RMSprop>(std::move(params), options_);
-  }
+torch::optim::RMSpropOptions read(const skein::Options& opt) {
+  torch::optim::RMSpropOptions o(skein::read_positive(opt, "lr"));
+  const double alpha = opt.get_number("alpha");
+  if (!(alpha >= 0 && alpha <= 1)) opt.fail("alpha", "must be in [0, 1]");
+  o.alpha(alpha)
+      .eps(skein::read_nonnegative(opt, "eps"))
+      .weight_decay(skein::read_nonnegative(opt, "weight_decay"))
+      .momentum(skein::read_nonnegative(opt, "momentum"))
+      .centered(opt.get_bool("centered"));
+  return o;
+}
 
- private:
-  torch::optim::RMSpropOptions options_;
+class RmsProp final : public skein::LibtorchOptimizer<torch::optim::RMSprop, torch::optim::RMSpropOptions> {
+ public:
+  explicit RmsProp(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
 };
 
 }  // namespace

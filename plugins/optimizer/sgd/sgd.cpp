@@ -6,23 +6,20 @@
 
 namespace {
 
-class Sgd final : public skein::OptimizerFactory {
- public:
-  explicit Sgd(const skein::PluginArgs& args) : options_(skein::read_positive(args.options, "lr")) {
-    const auto& opt = args.options;
-    options_.momentum(skein::read_nonnegative(opt, "momentum"))
-        .dampening(skein::read_nonnegative(opt, "dampening"))
-        .nesterov(opt.get_bool("nesterov"))
-        .weight_decay(skein::read_nonnegative(opt, "weight_decay"));
-    if (options_.nesterov() && (options_.momentum() <= 0 || options_.dampening() != 0))
-      opt.fail("nesterov", "needs momentum > 0 and dampening 0");
-  }
-  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
-    return std::make_unique<torch::optim::SGD>(std::move(params), options_);
-  }
+torch::optim::SGDOptions read(const skein::Options& opt) {
+  torch::optim::SGDOptions o(skein::read_positive(opt, "lr"));
+  o.momentum(skein::read_nonnegative(opt, "momentum"))
+      .dampening(skein::read_nonnegative(opt, "dampening"))
+      .nesterov(opt.get_bool("nesterov"))
+      .weight_decay(skein::read_nonnegative(opt, "weight_decay"));
+  if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
+    opt.fail("nesterov", "needs momentum > 0 and dampening 0");
+  return o;
+}
 
- private:
-  torch::optim::SGDOptions options_;
+class Sgd final : public skein::LibtorchOptimizer<torch::optim::SGD, torch::optim::SGDOptions> {
+ public:
+  explicit Sgd(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
 };
 
 }  // namespace

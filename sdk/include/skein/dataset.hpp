@@ -1,5 +1,9 @@
 #pragma once
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -8,7 +12,8 @@
 
 namespace skein {
 
-// A whole split in memory: inputs [N, ...] float, targets [N] int64 class ids.
+// A whole split in memory: inputs [N, ...], targets [N, ...] (int64 class
+// ids [N] for classification losses, numbers for the others).
 struct TensorSplit {
   torch::Tensor inputs;
   torch::Tensor targets;
@@ -38,5 +43,53 @@ class SKEIN_EXPORT InMemoryDataset : public Dataset {
   TensorSplit train_;
   std::optional<TensorSplit> test_;
 };
+
+// What a streaming source is asked for besides the indices.
+struct FetchOptions {
+  bool augment = false;    // true for training batches: random augmentation allowed
+  std::uint64_t seed = 0;  // seeds this batch's augmentation (the same on a resumed run)
+};
+
+// A split read on demand, e.g. a folder of images larger than memory.
+class SKEIN_EXPORT SampleSource {
+ public:
+  virtual ~SampleSource();
+  virtual std::int64_t size() const = 0;
+  // The samples at `indices` (each in [0, size())), stacked in that order:
+  // inputs [B, ...] float, targets [B, ...]. The trainer calls it from its
+  // prefetch threads, several at once: it must be thread-safe. A sample
+  // that cannot be read throws std::runtime_error naming it.
+  virtual TensorSplit fetch(const std::vector<std::int64_t>& indices, const FetchOptions& options) const = 0;
+};
+
+// A map-style dataset: each split is a SampleSource the trainer reads batch by
+// batch (each rank only its own shard), prefetching on background threads.
+class SKEIN_EXPORT StreamingDataset : public Dataset {
+ public:
+  ~StreamingDataset() override;
+  virtual std::shared_ptr<const SampleSource> train_source() = 0;
+  virtual std::shared_ptr<const SampleSource> test_source() { return nullptr; }
+  // Whole splits, every sample fetched (the trainer does not call these).
+  TensorSplit train() override;
+  std::optional<TensorSplit> test() override;
+};
+
+// DataInfo of a split whose inputs and targets are known: input shape from
+// the inputs; integer targets [N] are class ids (`classes`, or the largest
+// id + 1 when `classes` is 0), other targets are regression values (one
+// output per value of a sample). Throws std::runtime_error naming `what` for
+// targets of another length than the inputs.
+SKEIN_EXPORT DataInfo infer_data_info(const torch::Tensor& inputs, const torch::Tensor& targets,
+                                      std::int64_t classes, const std::string& what);
+
+// Inputs as the trainer feeds them to models: float32 (floating inputs of
+// another precision and integers are converted, values unchanged).
+SKEIN_EXPORT torch::Tensor as_model_inputs(const torch::Tensor& inputs);
+// Targets as losses take them: integers become int64 class ids, bool and
+// floating targets float32.
+SKEIN_EXPORT torch::Tensor as_loss_targets(const torch::Tensor& targets);
+// Throws std::runtime_error naming `what` when a test split's samples have
+// another shape than the training samples (`info.input_shape`).
+SKEIN_EXPORT void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what);
 
 }  // namespace skein

@@ -23,6 +23,20 @@ class SKEIN_EXPORT OptimizerFactory {
   virtual std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) = 0;
 };
 
+// An optimizer plugin over one libtorch optimizer type: its options are
+// read once, by the plugin's constructor; create() makes the optimizer.
+template <class TorchOptimizer, class TorchOptions>
+class LibtorchOptimizer : public OptimizerFactory {
+ public:
+  explicit LibtorchOptimizer(TorchOptions options) : options_(std::move(options)) {}
+  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
+    return std::make_unique<TorchOptimizer>(std::move(params), options_);
+  }
+
+ private:
+  TorchOptions options_;
+};
+
 // Option readers that fail with the option named (ConfigError).
 // A positive, finite number (e.g. lr).
 SKEIN_EXPORT double read_positive(const Options& options, const std::string& key);

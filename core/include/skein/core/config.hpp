@@ -33,6 +33,7 @@ struct RunConfig {
   std::int64_t accumulate_steps = 1;
   std::uint64_t seed = 0;
   double valid_split = 0.1;
+  std::int64_t data_workers = 1;  // prefetch threads for streaming datasets
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
   PluginUse model, data, history, parallel, loss, optimizer;
   std::vector<PluginUse> callbacks;

@@ -13,6 +13,7 @@
 #include "skein/callback.hpp"
 #include "skein/context.hpp"
 #include "skein/core/config.hpp"
+#include "skein/core/data_split.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/core/run.hpp"
 #include "skein/dataset.hpp"
@@ -69,7 +70,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
 
  private:
   void train_epoch();
-  EvalResult evaluate(const TensorSplit& split, bool record);
+  EvalResult evaluate(const DataSplit& split, bool record);
+  // How batches of a pass are fetched (`salt` tells passes of one epoch apart).
+  Prefetcher::Options prefetch_options(bool augment, std::uint64_t salt) const;
   void summarize_epoch(double seconds);
   bool agree_on_stop();
   void intern_batch_keys();
@@ -98,8 +101,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::shared_ptr<OptimizerFactory> optimizer_factory_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   History history_;
-  TensorSplit train_, valid_;
-  std::optional<TensorSplit> test_;
+  DataSplit train_, valid_;
+  std::optional<DataSplit> test_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;  // fetches streaming batches ahead
   long epoch_ = 0;
   long start_epoch_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_batch_at_;

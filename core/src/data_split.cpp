@@ -1,0 +1,98 @@
+#include "skein/core/data_split.hpp"
+
+#include <cmath>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+namespace skein::core {
+
+namespace {
+
+class MemorySource final : public SampleSource {
+ public:
+  explicit MemorySource(TensorSplit split) : split_(std::move(split)) {}
+  std::int64_t size() const override { return split_.size(); }
+  TensorSplit fetch(const std::vector<std::int64_t>& indices, const FetchOptions&) const override {
+    // int64 indices; the vector outlives the view.
+    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
+                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
+    return {split_.inputs.index_select(0, idx), split_.targets.index_select(0, idx)};
+  }
+
+ private:
+  TensorSplit split_;
+};
+
+}  // namespace
+
+std::shared_ptr<const SampleSource> memory_source(TensorSplit split) {
+  return std::make_shared<MemorySource>(std::move(split));
+}
+
+DataSplit::DataSplit(std::shared_ptr<const SampleSource> source, torch::Tensor rows, bool in_memory)
+    : source_(std::move(source)), rows_(std::move(rows)), in_memory_(in_memory) {}
+
+std::int64_t DataSplit::size() const {
+  if (!source_) return 0;
+  return rows_.defined() ? rows_.size(0) : source_->size();
+}
+
+TensorSplit DataSplit::fetch(const std::vector<std::int64_t>& positions, const FetchOptions& options) const {
+  if (!rows_.defined()) return source_->fetch(positions, options);
+  const auto* rows = rows_.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> mapped(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) mapped[i] = rows[positions[i]];
+  return source_->fetch(mapped, options);
+}
+
+std::pair<DataSplit, DataSplit> DataSplit::split_off(double fraction, std::uint64_t seed) const {
+  const std::int64_t n = size();
+  const auto n_valid = static_cast<std::int64_t>(std::floor(static_cast<double>(n) * fraction));
+  if (n_valid == 0) return {*this, DataSplit{}};
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  torch::Tensor perm = torch::randperm(n, gen, torch::kLong);
+  if (rows_.defined()) perm = rows_.index_select(0, perm);
+  return {DataSplit(source_, perm.slice(0, n_valid).contiguous(), in_memory_),
+          DataSplit(source_, perm.slice(0, 0, n_valid).contiguous(), in_memory_)};
+}
+
+Prefetcher::Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options)
+    : split_(split), batches_(std::move(batches)), options_(options) {
+  if (options_.depth == 0) options_.depth = 1;
+}
+
+Prefetcher::~Prefetcher() {
+  for (auto& f : pending_)
+    if (f.valid()) f.wait();
+}
+
+FetchOptions Prefetcher::options_for(std::size_t batch) const {
+  FetchOptions o = options_.fetch;
+  // A distinct, reproducible seed per batch (splitmix64's constants).
+  std::uint64_t z = o.seed + 0x9e3779b97f4a7c15ULL * (batch + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  o.seed = z ^ (z >> 31);
+  return o;
+}
+
+void Prefetcher::launch(std::size_t batch) {
+  auto task = std::make_shared<std::packaged_task<TensorSplit()>>(
+      [this, batch, opts = options_for(batch)] { return split_.fetch(batches_[batch], opts); });
+  pending_.push_back(task->get_future());
+  boost::asio::post(*options_.pool, [task] { (*task)(); });
+}
+
+std::optional<TensorSplit> Prefetcher::next() {
+  if (next_take_ >= batches_.size()) return std::nullopt;
+  const std::size_t batch = next_take_++;
+  if (!options_.pool) return split_.fetch(batches_[batch], options_for(batch));
+  while (next_launch_ < batches_.size() && next_launch_ < batch + options_.depth) launch(next_launch_++);
+  std::future<TensorSplit> f = std::move(pending_.front());
+  pending_.pop_front();
+  return f.get();
+}
+
+}  // namespace skein::core

@@ -1,0 +1,374 @@
+// Dataset "csv": one sample per row of a delimited text file. Every column but
+// the target is a float32 input; the target is a class label (classification:
+// labels become class ids 0..C-1, the mapping saved in the run directory as
+// csv_classes.json) or a float32 value (regression: one model output).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+
+#include <boost/filesystem.hpp>
+#include <torch/torch.h>
+
+#include "csv_table.hpp"
+#include "skein/atomic_file.hpp"
+#include "skein/dataset.hpp"
+#include "skein/errors.hpp"
+#include "skein/json.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+using skein_csv::CsvReader;
+using skein_csv::NumberStatus;
+using skein_csv::Row;
+
+enum class Task { classification, regression };
+enum class HeaderMode { automatic, yes, no };
+
+// The options, checked.
+struct Settings {
+  std::string train, test, target;
+  HeaderMode header = HeaderMode::automatic;
+  Task task = Task::classification;
+  char delimiter = ',';
+};
+
+HeaderMode header_mode(const skein::Options& opt) {
+  const std::string header = opt.get_string("header");
+  if (header == "auto") return HeaderMode::automatic;
+  if (header == "yes") return HeaderMode::yes;
+  if (header == "no") return HeaderMode::no;
+  opt.fail("header", "must be auto, yes or no, got '" + header + "'");
+}
+
+Task task_of(const skein::Options& opt) {
+  const std::string task = opt.get_string("task");
+  if (task == "classification") return Task::classification;
+  if (task == "regression") return Task::regression;
+  opt.fail("task", "must be classification or regression, got '" + task + "'");
+}
+
+char delimiter_of(const skein::Options& opt) {
+  const std::string delimiter = opt.get_string("delimiter");
+  if (delimiter.size() != 1) opt.fail("delimiter", "must be one character, got '" + delimiter + "'");
+  if (delimiter == "\"" || delimiter == "\n" || delimiter == "\r")
+    opt.fail("delimiter", "cannot be the quote character or a line break");
+  return delimiter[0];
+}
+
+Settings read_settings(const skein::Options& opt) {
+  Settings s;
+  s.train = opt.get_string("train");
+  if (s.train.empty()) opt.fail("train", "must name a CSV file");
+  s.test = opt.get_string("test");
+  s.target = opt.get_string("target");
+  s.header = header_mode(opt);
+  s.task = task_of(opt);
+  s.delimiter = delimiter_of(opt);
+  return s;
+}
+
+// The file named by option `key`, open for reading. A file that cannot be
+// read is a configuration error (exit 2), like any option naming nothing.
+std::ifstream open_file(const skein::Options& opt, const std::string& key, const std::string& path) {
+  const std::string prefix = opt.owner() + ": option '" + key + "': cannot read '" + path + "'";
+  if (boost::filesystem::is_directory(path)) throw skein::ConfigError(prefix + " (a directory)");
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw skein::ConfigError(prefix + (errno ? " (" + std::string(std::strerror(errno)) + ")" : ""));
+  return in;
+}
+
+std::string at_line(const std::string& file, std::size_t line) {
+  return file + ":" + std::to_string(line) + ": ";
+}
+
+std::string fields_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " field" : " fields"); }
+
+// How the columns are used, decided from the train file's first row.
+struct Layout {
+  std::size_t columns = 0;
+  std::size_t target = 0;          // 0-based
+  std::vector<std::string> names;  // the header row; empty without one
+
+  std::size_t features() const { return columns - 1; }
+  // "FILE:LINE: column 3 ('petal_width')" (1-based; the name when there is a header).
+  std::string where(const std::string& file, std::size_t line, std::size_t column) const {
+    std::string text = at_line(file, line) + "column " + std::to_string(column + 1);
+    if (!names.empty()) text += " ('" + names[column] + "')";
+    return text;
+  }
+};
+
+// Blank fields prove nothing (a data row may miss a value); nan and inf look
+// like numbers, so that a data row holding them is refused, not taken as a header.
+bool looks_numeric(const std::string& field) {
+  float ignored = 0;
+  return field.empty() || skein_csv::parse_float(field, ignored) != NumberStatus::not_a_number;
+}
+
+// A first row is a header when a field other than the target is not a number.
+bool looks_like_header(const Row& first, std::optional<std::size_t> target) {
+  for (std::size_t i = 0; i < first.fields.size(); ++i)
+    if (i != target && !looks_numeric(first.fields[i])) return true;
+  return false;
+}
+
+// The column option `target` names: "" the last, a name in `names` (the
+// header; empty without one), else a 0-based index (negative: from the end).
+std::optional<std::size_t> target_column(const std::string& target, const std::vector<std::string>& names,
+                                         std::size_t columns) {
+  if (target.empty()) return columns - 1;
+  const auto named = std::find(names.begin(), names.end(), target);
+  if (named != names.end()) return static_cast<std::size_t>(named - names.begin());
+  const auto index = skein_csv::parse_integer(target);
+  const auto n = static_cast<long long>(columns);
+  if (!index || *index < -n || *index >= n) return std::nullopt;
+  return static_cast<std::size_t>(*index < 0 ? *index + n : *index);
+}
+
+// Whether the train file's first row is a header (option header, or "auto").
+bool has_header(const Settings& s, const Row& first) {
+  if (s.header != HeaderMode::automatic) return s.header == HeaderMode::yes;
+  // A target given by name that the first row holds: that row is the header.
+  const auto& fields = first.fields;
+  if (!s.target.empty() && !skein_csv::parse_integer(s.target) &&
+      std::find(fields.begin(), fields.end(), s.target) != fields.end())
+    return true;
+  return looks_like_header(first, target_column(s.target, {}, fields.size()));
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// Why option `target` names no column of the train file (a ConfigError).
+[[noreturn]] void bad_target(const Settings& s, const skein::Options& opt, const Layout& layout) {
+  if (skein_csv::parse_integer(s.target))
+    opt.fail("target", "is column index " + s.target + ", but " + s.train + " has " +
+                           std::to_string(layout.columns) + " columns (0-based)");
+  if (!layout.names.empty())
+    opt.fail("target", "names '" + s.target + "', which is no column of " + s.train + " (columns: " +
+                           joined(layout.names) + ")");
+  opt.fail("target", "names '" + s.target + "', but " + s.train + " has no header row" +
+                         (s.header == HeaderMode::no ? " (option header is \"no\")"
+                                                     : " (its first row is all numbers; set header \"yes\")"));
+}
+
+Layout train_layout(const Settings& s, const skein::Options& opt, const Row& first) {
+  Layout layout;
+  layout.columns = first.fields.size();
+  if (layout.columns < 2)
+    throw std::runtime_error(at_line(s.train, first.line) + fields_text(layout.columns) +
+                             "; a csv dataset needs at least one input column and the target");
+  if (has_header(s, first)) layout.names = first.fields;
+  const auto target = target_column(s.target, layout.names, layout.columns);
+  if (!target) bad_target(s, opt, layout);
+  if (std::count(layout.names.begin(), layout.names.end(), s.target) > 1)
+    opt.fail("target", "names '" + s.target + "', which heads more than one column of " + s.train);
+  layout.target = *target;
+  return layout;
+}
+
+// The test file's first row is a header as configured; with "auto" when it
+// repeats the train header or looks like a header.
+bool test_has_header(const Settings& s, const Layout& layout, const Row& first) {
+  if (s.header != HeaderMode::automatic) return s.header == HeaderMode::yes;
+  return (!layout.names.empty() && first.fields == layout.names) || looks_like_header(first, layout.target);
+}
+
+// A test header must name the train file's columns, in the same order.
+void check_test_header(const Settings& s, const Layout& layout, const Row& header) {
+  const std::string where = at_line(s.test, header.line);
+  if (header.fields.size() != layout.columns)
+    throw std::runtime_error(where + fields_text(header.fields.size()) + ", expected " +
+                             std::to_string(layout.columns) + " as in " + s.train);
+  for (std::size_t i = 0; i < layout.names.size(); ++i)
+    if (header.fields[i] != layout.names[i])
+      throw std::runtime_error(where + "column " + std::to_string(i + 1) + " is '" + header.fields[i] +
+                               "', but '" + layout.names[i] + "' in " + s.train +
+                               " (the test file must have the train file's columns)");
+}
+
+// The data rows of one file: inputs row-major [rows, features], and the
+// target field of each row as text, with its line for later errors.
+struct Table {
+  std::string file;
+  std::vector<float> inputs;
+  std::vector<std::string> targets;
+  std::vector<std::size_t> lines;
+  std::int64_t rows() const { return static_cast<std::int64_t>(targets.size()); }
+};
+
+std::string number_problem(const std::string& text, NumberStatus status) {
+  switch (status) {
+    case NumberStatus::ok: break;
+    case NumberStatus::not_a_number:
+      return text.empty() ? "empty field (missing values are not supported)" : "'" + text + "' is not a number";
+    case NumberStatus::not_finite: return "'" + text + "' is not finite (nan and inf are refused)";
+    case NumberStatus::out_of_range: return "'" + text + "' is out of float32 range";
+  }
+  return "";
+}
+
+float number(const Table& t, const Layout& layout, std::size_t line, std::size_t column, const std::string& text) {
+  float value = 0;
+  const auto status = skein_csv::parse_float(text, value);
+  if (status != NumberStatus::ok)
+    throw std::runtime_error(layout.where(t.file, line, column) + ": " + number_problem(text, status));
+  return value;
+}
+
+// `expected` completes "N fields, expected M" (e.g. " as in train.csv").
+void add_row(Table& t, const Layout& layout, const Row& row, const std::string& expected) {
+  if (row.fields.size() != layout.columns)
+    throw std::runtime_error(at_line(t.file, row.line) + fields_text(row.fields.size()) + ", expected " +
+                             std::to_string(layout.columns) + expected);
+  for (std::size_t i = 0; i < layout.columns; ++i)
+    if (i != layout.target) t.inputs.push_back(number(t, layout, row.line, i, row.fields[i]));
+  t.targets.push_back(row.fields[layout.target]);
+  t.lines.push_back(row.line);
+}
+
+// Reads the rest of `reader`, after `first` (a data row already read, if any).
+Table read_rows(CsvReader& reader, const Layout& layout, const std::optional<Row>& first,
+                const std::string& expected) {
+  Table t;
+  t.file = reader.name();
+  if (first) add_row(t, layout, *first, expected);
+  for (Row row; reader.next(row);) add_row(t, layout, row, expected);
+  if (t.rows() == 0) throw std::runtime_error(t.file + ": no data rows, only the header");
+  return t;
+}
+
+Row first_row(CsvReader& reader) {
+  Row first;
+  if (!reader.next(first)) throw std::runtime_error(reader.name() + ": empty file (no rows)");
+  return first;
+}
+
+// Distinct labels in class-id order: numeric when every label is an integer
+// (so labels 0..9 keep their ids), lexicographic otherwise.
+std::vector<std::string> class_names(const std::vector<std::string>& labels) {
+  const std::set<std::string> distinct(labels.begin(), labels.end());
+  std::vector<std::string> names(distinct.begin(), distinct.end());
+  std::vector<long long> values;
+  for (const auto& name : names) {
+    const auto value = skein_csv::parse_integer(name);
+    if (!value) return names;
+    values.push_back(*value);
+  }
+  std::vector<std::size_t> order(names.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::vector<std::string> sorted;
+  for (auto i : order) sorted.push_back(names[i]);
+  return sorted;
+}
+
+// Each row's class id; a label outside `classes` (from `train_file`) is an error.
+torch::Tensor class_ids(const Table& t, const Layout& layout, const std::vector<std::string>& classes,
+                        const std::string& train_file) {
+  std::unordered_map<std::string, std::int64_t> id;
+  for (std::size_t i = 0; i < classes.size(); ++i) id.emplace(classes[i], static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> ids;
+  ids.reserve(t.targets.size());
+  for (std::size_t r = 0; r < t.targets.size(); ++r) {
+    const std::string& label = t.targets[r];
+    if (label.empty())
+      throw std::runtime_error(layout.where(t.file, t.lines[r], layout.target) + ": empty label");
+    const auto found = id.find(label);
+    if (found == id.end())
+      throw std::runtime_error(layout.where(t.file, t.lines[r], layout.target) + ": label '" + label +
+                               "' is not among the " + std::to_string(classes.size()) + " classes of " +
+                               train_file);
+    ids.push_back(found->second);
+  }
+  return torch::tensor(ids, torch::kLong);
+}
+
+torch::Tensor regression_targets(const Table& t, const Layout& layout) {
+  std::vector<float> values;
+  values.reserve(t.targets.size());
+  for (std::size_t r = 0; r < t.targets.size(); ++r)
+    values.push_back(number(t, layout, t.lines[r], layout.target, t.targets[r]));
+  return torch::tensor(values, torch::kFloat32);
+}
+
+torch::Tensor inputs_of(Table& t, const Layout& layout) {
+  const auto features = static_cast<std::int64_t>(layout.features());
+  return torch::from_blob(t.inputs.data(), {t.rows(), features}, torch::kFloat32).clone();
+}
+
+// The label of each class id, for mapping predictions back (rank 0 only).
+void save_classes(const skein::RunInfo& run, const std::vector<std::string>& classes) {
+  if (!run.is_main() || run.run_dir.empty()) return;
+  const nlohmann::json doc = {{"classes", classes}};
+  // Labels need not be UTF-8 (a Latin-1 file): replace what JSON cannot hold.
+  skein::write_file_atomic(run.run_dir + "/csv_classes.json",
+                           doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+class CsvDataset final : public skein::InMemoryDataset {
+ public:
+  explicit CsvDataset(const skein::PluginArgs& args) : opt_(args.options), s_(read_settings(opt_)) {
+    Table train = read_train();
+    std::optional<Table> test;
+    if (!s_.test.empty()) test = read_test();
+    info_.input_shape = {static_cast<std::int64_t>(layout_.features())};
+    if (s_.task == Task::regression) {
+      info_.num_classes = 1;  // one output per sample
+      train_ = {inputs_of(train, layout_), regression_targets(train, layout_)};
+      if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), regression_targets(*test, layout_)};
+      return;
+    }
+    const auto classes = class_names(train.targets);
+    info_.num_classes = static_cast<std::int64_t>(classes.size());
+    train_ = {inputs_of(train, layout_), class_ids(train, layout_, classes, s_.train)};
+    if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), class_ids(*test, layout_, classes, s_.train)};
+    save_classes(args.run, classes);
+  }
+
+ private:
+  Table read_train() {
+    std::ifstream in = open_file(opt_, "train", s_.train);
+    CsvReader reader(in, s_.train, s_.delimiter);
+    const Row first = first_row(reader);
+    layout_ = train_layout(s_, opt_, first);
+    return read_rows(reader, layout_, layout_.names.empty() ? std::optional<Row>(first) : std::nullopt, "");
+  }
+
+  Table read_test() {
+    std::ifstream in = open_file(opt_, "test", s_.test);
+    CsvReader reader(in, s_.test, s_.delimiter);
+    const Row first = first_row(reader);
+    const std::string expected = " as in " + s_.train;
+    if (!test_has_header(s_, layout_, first)) return read_rows(reader, layout_, first, expected);
+    check_test_header(s_, layout_, first);
+    return read_rows(reader, layout_, std::nullopt, expected);
+  }
+
+  skein::Options opt_;
+  Settings s_;
+  Layout layout_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.0.0",
+             "Rows of a CSV file: numeric input columns and a class label or regression target",
+             SKEIN_REQUIRED_OPTION("train", string, "Training CSV file"),
+             SKEIN_OPTION("test", string, "\"\"", "Test CSV file with the same columns (empty: no test split)"),
+             SKEIN_OPTION("target", string, "\"\"",
+                          "Target column: a header name or a 0-based index (empty: the last column)"),
+             SKEIN_OPTION("header", string, "\"auto\"",
+                          "auto (the first row is a header when a non-target field is not a number), yes or no"),
+             SKEIN_OPTION("task", string, "\"classification\"",
+                          "classification (labels to class ids, saved as csv_classes.json) or regression "
+                          "(float targets, one output)"),
+             SKEIN_OPTION("delimiter", string, "\",\"", "Field separator, one character (e.g. \";\" or \"\\t\")"))

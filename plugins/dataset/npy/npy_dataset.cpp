@@ -1,0 +1,77 @@
+// Dataset "npy": inputs and targets from .npy files written by numpy.save,
+// memory-mapped: batches are read from the page cache, never the whole array.
+#include <sys/stat.h>
+
+#include "skein/dataset.hpp"
+#include "skein/npy.hpp"
+#include "skein/plugin.hpp"
+
+namespace {
+
+// Rows of two mapped arrays; converted to model inputs and loss targets per batch.
+class NpySource final : public skein::SampleSource {
+ public:
+  NpySource(torch::Tensor inputs, torch::Tensor targets) : inputs_(std::move(inputs)), targets_(std::move(targets)) {}
+  std::int64_t size() const override { return inputs_.size(0); }
+  const torch::Tensor& inputs() const { return inputs_; }
+  const torch::Tensor& targets() const { return targets_; }
+  skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions&) const override {
+    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
+                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
+    return {skein::as_model_inputs(inputs_.index_select(0, idx)),
+            skein::as_loss_targets(targets_.index_select(0, idx))};
+  }
+
+ private:
+  torch::Tensor inputs_, targets_;
+};
+
+class NpyDataset final : public skein::StreamingDataset {
+ public:
+  explicit NpyDataset(const skein::PluginArgs& args) : opt_(args.options) {
+    train_ = open("train_inputs", "train_targets");
+    info_ = skein::infer_data_info(train_->inputs(), train_->targets(), opt_.get_int("classes"),
+                                   opt_.get_string("train_inputs") + " and " + opt_.get_string("train_targets"));
+    if (opt_.get_int("classes") < 0) opt_.fail("classes", "must be >= 0");
+    const bool has_test = !opt_.get_string("test_inputs").empty() || !opt_.get_string("test_targets").empty();
+    if (has_test) {
+      test_ = open("test_inputs", "test_targets");
+      skein::check_test_shape(info_, test_->inputs(), opt_.get_string("test_inputs"));
+    }
+  }
+  skein::DataInfo info() const override { return info_; }
+  std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
+  std::shared_ptr<const skein::SampleSource> test_source() override { return test_; }
+
+ private:
+  std::shared_ptr<NpySource> open(const char* inputs_key, const char* targets_key) const {
+    const torch::Tensor inputs = map(inputs_key), targets = map(targets_key);
+    if (inputs.dim() < 1 || targets.dim() < 1 || inputs.size(0) != targets.size(0))
+      throw std::runtime_error(opt_.get_string(inputs_key) + " holds " + std::to_string(inputs.dim() ? inputs.size(0) : 0) +
+                               " samples but " + opt_.get_string(targets_key) + " holds " +
+                               std::to_string(targets.dim() ? targets.size(0) : 0));
+    if (inputs.size(0) == 0) throw std::runtime_error(opt_.get_string(inputs_key) + ": holds no samples");
+    return std::make_shared<NpySource>(inputs, targets);
+  }
+  torch::Tensor map(const char* key) const {
+    const std::string path = opt_.get_string(key);
+    struct stat st {};
+    if (path.empty()) opt_.fail(key, "is empty (both test_inputs and test_targets, or neither)");
+    if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
+    return skein::map_npy(path);
+  }
+
+  skein::Options opt_;
+  skein::DataInfo info_;
+  std::shared_ptr<NpySource> train_, test_;
+};
+
+}  // namespace
+
+SKEIN_PLUGIN(NpyDataset, dataset, "npy", "1.0.0",
+             "Inputs and targets from .npy files (numpy.save), memory-mapped; integer targets are class ids",
+             SKEIN_REQUIRED_OPTION("train_inputs", string, ".npy of training inputs [N, ...]"),
+             SKEIN_REQUIRED_OPTION("train_targets", string, ".npy of training targets [N] or [N, ...]"),
+             SKEIN_OPTION("test_inputs", string, "\"\"", ".npy of test inputs (empty: no test split)"),
+             SKEIN_OPTION("test_targets", string, "\"\"", ".npy of test targets"),
+             SKEIN_OPTION("classes", integer, "0", "Number of classes of integer targets (0: largest + 1)"))

@@ -1,0 +1,463 @@
+#define BOOST_TEST_MODULE csv
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+
+#include <torch/torch.h>
+
+#include "skein/core/option_schema.hpp"
+#include "skein/dataset.hpp"
+#include "skein/errors.hpp"
+#include "test_support.hpp"
+
+// The csv dataset plugin: parsing, the header and target rules, class ids,
+// csv_classes.json, every error (file, line, column; exit 2 or 1), and a
+// training run that matches the same data read as IDX.
+
+namespace {
+
+using test::contains;
+const std::string kSkein = SKEIN_EXE;
+
+// What opening a dataset threw: a ConfigError ("config"), another
+// std::runtime_error ("data"), or nothing ("").
+struct Failure {
+  std::string kind;
+  std::string message;
+};
+
+struct Fixture {
+  Fixture() { test::load_test_plugins(registry); }
+
+  std::shared_ptr<skein::Dataset> open(nlohmann::json options, const skein::RunInfo& run = {}) {
+    const auto& rec = registry.require("csv");
+    options = skein::core::validate_options(rec.options, options, "data");
+    const skein::Options opts("data (plugin 'csv')", options);
+    return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
+  }
+  Failure failure(nlohmann::json options) {
+    try {
+      open(std::move(options));
+    } catch (const skein::ConfigError& e) {
+      return {"config", e.what()};
+    } catch (const std::runtime_error& e) {
+      return {"data", e.what()};
+    }
+    return {};
+  }
+  // The message of a ConfigError (exit 2) from opening the dataset.
+  std::string config_error(nlohmann::json options) {
+    const auto f = failure(std::move(options));
+    BOOST_TEST(f.kind == "config", f.message);
+    return f.message;
+  }
+  // The message of a data error (std::runtime_error, not a ConfigError: exit 1).
+  std::string data_error(nlohmann::json options) {
+    const auto f = failure(std::move(options));
+    BOOST_TEST(f.kind == "data", f.message);
+    return f.message;
+  }
+  // Writes `text` to tmp/NAME; returns the path.
+  std::string file(const std::string& name, const std::string& text) {
+    test::write_text(tmp.str(name), text);
+    return tmp.str(name);
+  }
+
+  skein::core::PluginRegistry registry;
+  test::TempDir tmp;
+};
+
+std::vector<float> floats(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+}
+std::vector<std::int64_t> longs(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
+}
+
+const std::string kIris =
+    "sepal_length,sepal_width,species\n"
+    "5.1,3.5,setosa\n"
+    "7.0,3.2,versicolor\n"
+    "6.3,3.3,virginica\n"
+    "4.9,3.0,setosa\n";
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(csv, Fixture)
+
+BOOST_AUTO_TEST_CASE(classification_shapes_values_and_dtypes) {
+  const auto train = file("train.csv", kIris);
+  const auto test = file("test.csv", "sepal_length,sepal_width,species\n6.0,2.2,virginica\n5.0,3.6,setosa\n");
+  auto data = open({{"train", train}, {"test", test}});
+  const auto info = data->info();
+  BOOST_TEST(info.input_shape == std::vector<std::int64_t>({2}));
+  BOOST_TEST(info.num_classes == 3);
+  const auto split = data->train();
+  BOOST_TEST(split.inputs.sizes() == torch::IntArrayRef({4, 2}));
+  BOOST_TEST(split.inputs.dtype() == torch::kFloat32);
+  BOOST_TEST(split.targets.sizes() == torch::IntArrayRef({4}));
+  BOOST_TEST(split.targets.dtype() == torch::kLong);
+  BOOST_TEST(floats(split.inputs) == std::vector<float>({5.1f, 3.5f, 7.0f, 3.2f, 6.3f, 3.3f, 4.9f, 3.0f}));
+  BOOST_TEST(longs(split.targets) == std::vector<std::int64_t>({0, 1, 2, 0}));  // lexicographic labels
+  const auto t = data->test();
+  BOOST_REQUIRE(t.has_value());
+  BOOST_TEST(t->inputs.sizes() == torch::IntArrayRef({2, 2}));
+  BOOST_TEST(floats(t->inputs) == std::vector<float>({6.0f, 2.2f, 5.0f, 3.6f}));
+  BOOST_TEST(longs(t->targets) == std::vector<std::int64_t>({2, 0}));  // through the train mapping
+}
+
+BOOST_AUTO_TEST_CASE(no_test_file_means_no_test_split) {
+  auto data = open({{"train", file("train.csv", kIris)}});
+  BOOST_TEST(!data->test().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(regression_targets_are_float_with_one_output) {
+  const auto train = file("train.csv", "x1,x2,y\n1,2,0.5\n3,4,-1.25\n5,6,1e3\n");
+  const auto test = file("test.csv", "x1,x2,y\n7,8,2\n");
+  auto data = open({{"train", train}, {"test", test}, {"task", "regression"}});
+  BOOST_TEST(data->info().num_classes == 1);
+  BOOST_TEST(data->info().input_shape == std::vector<std::int64_t>({2}));
+  const auto split = data->train();
+  BOOST_TEST(split.targets.dtype() == torch::kFloat32);
+  BOOST_TEST(split.targets.sizes() == torch::IntArrayRef({3}));
+  BOOST_TEST(floats(split.targets) == std::vector<float>({0.5f, -1.25f, 1000.0f}));
+  BOOST_TEST(floats(split.inputs) == std::vector<float>({1, 2, 3, 4, 5, 6}));
+  BOOST_TEST(floats(data->test()->targets) == std::vector<float>({2.0f}));
+}
+
+BOOST_AUTO_TEST_CASE(header_is_detected_or_absent) {
+  // All numbers: the first row is data.
+  auto plain = open({{"train", file("plain.csv", "1,2,0\n3,4,1\n5,6,1\n")}});
+  BOOST_TEST(plain->train().size() == 3);
+  BOOST_TEST(floats(plain->train().inputs)[0] == 1.0f);
+  // A string label in the first row alone does not make it a header.
+  auto labelled = open({{"train", file("labelled.csv", "1,2,cat\n3,4,dog\n")}});
+  BOOST_TEST(labelled->train().size() == 2);
+  BOOST_TEST(labelled->info().num_classes == 2);
+  // A non-number among the inputs does.
+  auto named = open({{"train", file("named.csv", "a,b,label\n1,2,cat\n3,4,dog\n")}});
+  BOOST_TEST(named->train().size() == 2);
+  // header "yes" takes even an all-number first row as the header.
+  auto forced = open({{"train", file("forced.csv", "0,1,2\n3,4,1\n5,6,0\n")}, {"header", "yes"}});
+  BOOST_TEST(forced->train().size() == 2);
+  BOOST_TEST(floats(forced->train().inputs)[0] == 3.0f);
+  // header "no" makes a name row data, which then is not a number.
+  const auto err = data_error({{"train", tmp.str("named.csv")}, {"header", "no"}});
+  BOOST_TEST(contains(err, tmp.str("named.csv") + ":1: column 1: 'a' is not a number"), err);
+}
+
+BOOST_AUTO_TEST_CASE(target_by_name_by_index_or_last) {
+  const auto path = file("t.csv", "a,label,b\n1,x,2\n3,y,4\n5,x,6\n");
+  auto by_name = open({{"train", path}, {"target", "label"}});
+  BOOST_TEST(by_name->info().input_shape == std::vector<std::int64_t>({2}));
+  BOOST_TEST(floats(by_name->train().inputs) == std::vector<float>({1, 2, 3, 4, 5, 6}));
+  BOOST_TEST(longs(by_name->train().targets) == std::vector<std::int64_t>({0, 1, 0}));
+  auto by_index = open({{"train", path}, {"target", "1"}});
+  BOOST_TEST(longs(by_index->train().targets) == std::vector<std::int64_t>({0, 1, 0}));
+  // By name, a numeric column as a regression target.
+  auto numeric = open({{"train", file("n.csv", "a,b,c\n1,2,3\n4,5,6\n")}, {"target", "a"}, {"task", "regression"}});
+  BOOST_TEST(floats(numeric->train().targets) == std::vector<float>({1, 4}));
+  BOOST_TEST(floats(numeric->train().inputs) == std::vector<float>({2, 3, 5, 6}));
+  // Default: the last column.
+  const auto default_target = file("d.csv", "1,2,7\n3,4,9\n");
+  auto d = open({{"train", default_target}, {"task", "regression"}});
+  BOOST_TEST(floats(d->train().targets) == std::vector<float>({7, 9}));
+  BOOST_TEST(floats(d->train().inputs) == std::vector<float>({1, 2, 3, 4}));
+  // Without a header an index is the only way; -1 counts from the end.
+  auto first = open({{"train", default_target}, {"target", "0"}, {"task", "regression"}});
+  BOOST_TEST(floats(first->train().targets) == std::vector<float>({1, 3}));
+  auto from_end = open({{"train", default_target}, {"target", "-1"}, {"task", "regression"}});
+  BOOST_TEST(floats(from_end->train().targets) == std::vector<float>({7, 9}));
+}
+
+BOOST_AUTO_TEST_CASE(target_name_wins_over_index) {
+  // A header column named "0" is that column, not column index 0.
+  auto data = open({{"train", file("t.csv", "a,0,b\n1,5,2\n3,6,4\n")}, {"target", "0"}, {"task", "regression"}});
+  BOOST_TEST(floats(data->train().targets) == std::vector<float>({5, 6}));
+}
+
+BOOST_AUTO_TEST_CASE(other_delimiters) {
+  auto semi = open({{"train", file("s.csv", "a;b;c\n1.5;2;x\n3;4;y\n")}, {"delimiter", ";"}});
+  BOOST_TEST(floats(semi->train().inputs) == std::vector<float>({1.5f, 2, 3, 4}));
+  BOOST_TEST(semi->info().num_classes == 2);
+  auto tab = open({{"train", file("t.tsv", "a\tb\tc\n1\t2\tx\n")}, {"delimiter", "\t"}});
+  BOOST_TEST(floats(tab->train().inputs) == std::vector<float>({1, 2}));
+  // With ';' a comma is an ordinary character: "1,5" is not a number.
+  const auto err = data_error({{"train", file("c.csv", "1,5;2;x\n")}, {"delimiter", ";"}, {"header", "no"}});
+  BOOST_TEST(contains(err, "c.csv:1: column 1: '1,5' is not a number"), err);
+}
+
+BOOST_AUTO_TEST_CASE(quoted_fields_keep_the_delimiter) {
+  const auto path = file("q.csv",
+                         "\"x, first\",\"y\",label\n"
+                         "\"1.5\",2,\"red, dark\"\n"
+                         "3,\"4\",\"blue\"\n"
+                         "5, 6 ,C:\\red\n");
+  auto data = open({{"train", path}});
+  BOOST_TEST(data->info().input_shape == std::vector<std::int64_t>({2}));
+  BOOST_TEST(floats(data->train().inputs) == std::vector<float>({1.5f, 2, 3, 4, 5, 6}));
+  // Labels sorted: "C:\red" < "blue" < "red, dark" (a backslash is an ordinary character).
+  BOOST_TEST(longs(data->train().targets) == std::vector<std::int64_t>({2, 1, 0}));
+  // The header name with its comma appears in messages.
+  const auto err = data_error({{"train", file("bad.csv", "\"x, first\",y,label\n\"abc\",2,z\n")}});
+  BOOST_TEST(contains(err, "bad.csv:2: column 1 ('x, first'): 'abc' is not a number"), err);
+}
+
+BOOST_AUTO_TEST_CASE(crlf_bom_and_blank_lines) {
+  const auto path = file("w.csv", "\xEF\xBB\xBF" "a,b,label\r\n1,2,x\r\n\r\n   \r\n3,4,y\r\n");
+  auto data = open({{"train", path}});
+  BOOST_TEST(data->train().size() == 2);
+  BOOST_TEST(floats(data->train().inputs) == std::vector<float>({1, 2, 3, 4}));
+  BOOST_TEST(data->info().num_classes == 2);  // "y", not "y\r"
+  // Blank lines still count: the bad value is on line 5 of the file.
+  const auto err = data_error({{"train", file("w2.csv", "a,b,label\r\n1,2,x\r\n\r\n\r\n3,q,y\r\n")}});
+  BOOST_TEST(contains(err, "w2.csv:5: column 2 ('b'): 'q' is not a number"), err);
+}
+
+BOOST_AUTO_TEST_CASE(classes_json_is_written_by_rank_0_into_the_run_dir) {
+  const auto train = file("train.csv", kIris);
+  skein::RunInfo run;
+  run.run_dir = tmp.str("run");
+  boost::filesystem::create_directories(run.run_dir);
+  open({{"train", train}}, run);
+  const auto classes = test::load_json(run.run_dir + "/csv_classes.json");
+  BOOST_TEST(classes == nlohmann::json::parse(R"({"classes": ["setosa", "versicolor", "virginica"]})"),
+             classes.dump());
+
+  skein::RunInfo other = run;
+  other.run_dir = tmp.str("rank1");
+  other.rank = 1;
+  boost::filesystem::create_directories(other.run_dir);
+  open({{"train", train}}, other);
+  BOOST_TEST(!boost::filesystem::exists(other.run_dir + "/csv_classes.json"));
+  // Regression has no classes to save.
+  skein::RunInfo reg = run;
+  reg.run_dir = tmp.str("reg");
+  boost::filesystem::create_directories(reg.run_dir);
+  open({{"train", file("r.csv", "1,2\n3,4\n")}, {"task", "regression"}}, reg);
+  BOOST_TEST(!boost::filesystem::exists(reg.run_dir + "/csv_classes.json"));
+}
+
+BOOST_AUTO_TEST_CASE(integer_labels_are_ordered_numerically) {
+  skein::RunInfo run;
+  run.run_dir = tmp.str();
+  auto data = open({{"train", file("n.csv", "1,10\n2,2\n3,1\n4,2\n")}}, run);
+  BOOST_TEST(data->info().num_classes == 3);
+  BOOST_TEST(longs(data->train().targets) == std::vector<std::int64_t>({2, 1, 0, 1}));
+  BOOST_TEST(test::load_json(tmp.str("csv_classes.json"))["classes"] ==
+             nlohmann::json::parse(R"(["1", "2", "10"])"));
+  // One non-integer label: all are ordered as strings.
+  auto mixed = open({{"train", file("m.csv", "1,10\n2,2\n3,b\n")}}, run);
+  BOOST_TEST(longs(mixed->train().targets) == std::vector<std::int64_t>({0, 1, 2}));
+  BOOST_TEST(test::load_json(tmp.str("csv_classes.json"))["classes"] ==
+             nlohmann::json::parse(R"(["10", "2", "b"])"));
+}
+
+BOOST_AUTO_TEST_CASE(missing_files_are_config_errors) {
+  auto err = config_error({{"train", tmp.str("nope.csv")}});
+  BOOST_TEST(contains(err, "data (plugin 'csv'): option 'train': cannot read '" + tmp.str("nope.csv") + "'"), err);
+  BOOST_TEST(contains(err, "No such file"), err);
+  err = config_error({{"train", file("train.csv", kIris)}, {"test", tmp.str("t.csv")}});
+  BOOST_TEST(contains(err, "option 'test': cannot read '" + tmp.str("t.csv") + "'"), err);
+  err = config_error({{"train", tmp.str()}});
+  BOOST_TEST(contains(err, "option 'train': cannot read '" + tmp.str() + "' (a directory)"), err);
+  err = config_error({{"train", ""}});
+  BOOST_TEST(contains(err, "option 'train'"), err);
+}
+
+BOOST_AUTO_TEST_CASE(bad_options_are_config_errors) {
+  const auto train = file("train.csv", kIris);
+  auto err = config_error({{"train", train}, {"header", "maybe"}});
+  BOOST_TEST(contains(err, "data (plugin 'csv'): option 'header' must be auto, yes or no, got 'maybe'"), err);
+  err = config_error({{"train", train}, {"task", "ranking"}});
+  BOOST_TEST(contains(err, "option 'task' must be classification or regression"), err);
+  err = config_error({{"train", train}, {"delimiter", ";;"}});
+  BOOST_TEST(contains(err, "option 'delimiter' must be one character, got ';;'"), err);
+  err = config_error({{"train", train}, {"delimiter", "\""}});
+  BOOST_TEST(contains(err, "option 'delimiter'"), err);
+  err = config_error({{"train", train}, {"target", "specis"}});
+  BOOST_TEST(contains(err, "option 'target' names 'specis', which is no column of " + train +
+                               " (columns: sepal_length, sepal_width, species)"),
+             err);
+  err = config_error({{"train", train}, {"target", "3"}});
+  BOOST_TEST(contains(err, "option 'target' is column index 3, but " + train + " has 3 columns"), err);
+  err = config_error({{"train", file("plain.csv", "1,2,3\n")}, {"target", "y"}});
+  BOOST_TEST(contains(err, "option 'target' names 'y', but " + tmp.str("plain.csv") + " has no header row"), err);
+  err = config_error({{"train", file("twice.csv", "y,y,z\n1,2,3\n")}, {"target", "y"}});
+  BOOST_TEST(contains(err, "option 'target' names 'y', which heads more than one column"), err);
+}
+
+BOOST_AUTO_TEST_CASE(values_that_are_not_numbers) {
+  const auto header = std::string("a,petal_width,label\n");
+  auto err = data_error({{"train", file("x.csv", header + "1,2,x\n3,abc,y\n")}});
+  BOOST_TEST(contains(err, tmp.str("x.csv") + ":3: column 2 ('petal_width'): 'abc' is not a number"), err);
+  err = data_error({{"train", file("nan.csv", header + "1,nan,x\n")}});
+  BOOST_TEST(contains(err, "nan.csv:2: column 2 ('petal_width'): 'nan' is not finite (nan and inf are refused)"),
+             err);
+  err = data_error({{"train", file("inf.csv", header + "-inf,1,x\n")}});
+  BOOST_TEST(contains(err, "inf.csv:2: column 1 ('a'): '-inf' is not finite"), err);
+  err = data_error({{"train", file("big.csv", header + "1e39,1,x\n")}});
+  BOOST_TEST(contains(err, "big.csv:2: column 1 ('a'): '1e39' is out of float32 range"), err);
+  err = data_error({{"train", file("empty_field.csv", header + "1,,x\n")}});
+  BOOST_TEST(contains(err, "empty_field.csv:2: column 2 ('petal_width'): empty field"), err);
+  err = data_error({{"train", file("partial.csv", header + "1,2.5e,x\n")}});
+  BOOST_TEST(contains(err, "partial.csv:2: column 2 ('petal_width'): '2.5e' is not a number"), err);
+  // Without a header the column has no name.
+  err = data_error({{"train", file("plain.csv", "1,2,0\n3,4x,1\n")}});
+  BOOST_TEST(contains(err, "plain.csv:2: column 2: '4x' is not a number"), err);
+  // Regression targets are numbers too.
+  err = data_error({{"train", file("r.csv", "x,y\n1,inf\n")}, {"task", "regression"}});
+  BOOST_TEST(contains(err, "r.csv:2: column 2 ('y'): 'inf' is not finite"), err);
+  // Tiny values are not an error: they round to float32 (here to 0).
+  auto tiny = open({{"train", file("tiny.csv", "1e-50,+2,x\n")}});
+  BOOST_TEST(floats(tiny->train().inputs) == std::vector<float>({0, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(rows_of_another_width) {
+  auto err = data_error({{"train", file("x.csv", "a,b,c,d,e\n1,2,3,4,5\n1,2,3,4,5\n\n1,2,3,4\n")}});
+  BOOST_TEST(contains(err, tmp.str("x.csv") + ":5: 4 fields, expected 5"), err);
+  err = data_error({{"train", file("y.csv", "1,2,3\n1,2,3,4\n")}});
+  BOOST_TEST(contains(err, "y.csv:2: 4 fields, expected 3"), err);
+  err = data_error({{"train", file("one.csv", "a\n1\n")}});
+  BOOST_TEST(contains(err, "one.csv:1: 1 field; a csv dataset needs at least one input column and the target"), err);
+}
+
+BOOST_AUTO_TEST_CASE(test_file_with_other_columns) {
+  const auto train = file("train.csv", kIris);
+  auto err = data_error({{"train", train}, {"test", file("t1.csv", "sepal_length,petal_width,species\n1,2,setosa\n")}});
+  BOOST_TEST(contains(err, tmp.str("t1.csv") + ":1: column 2 is 'petal_width', but 'sepal_width' in " + train), err);
+  err = data_error({{"train", train}, {"test", file("t2.csv", "sepal_length,species\n1,setosa\n")}});
+  BOOST_TEST(contains(err, "t2.csv:1: 2 fields, expected 3 as in " + train), err);
+  err = data_error({{"train", train}, {"test", file("t3.csv", "1,2,setosa\n1,setosa\n")}});
+  BOOST_TEST(contains(err, "t3.csv:2: 2 fields, expected 3 as in " + train), err);
+  // A test file without a header is fine when its columns fit.
+  auto data = open({{"train", train}, {"test", file("t4.csv", "1,2,virginica\n")}});
+  BOOST_TEST(longs(data->test()->targets) == std::vector<std::int64_t>({2}));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_and_empty_labels) {
+  const auto train = file("train.csv", kIris);
+  auto err = data_error({{"train", train}, {"test", file("t.csv", "sepal_length,sepal_width,species\n1,2,setosa\n\n3,4,virginca\n")}});
+  BOOST_TEST(contains(err, tmp.str("t.csv") + ":4: column 3 ('species'): label 'virginca' is not among the 3 classes of " +
+                               train),
+             err);
+  err = data_error({{"train", file("e.csv", "a,b,label\n1,2,x\n3,4,\n")}});
+  BOOST_TEST(contains(err, "e.csv:3: column 3 ('label'): empty label"), err);
+}
+
+BOOST_AUTO_TEST_CASE(empty_files_and_no_data_rows) {
+  auto err = data_error({{"train", file("empty.csv", "")}});
+  BOOST_TEST(contains(err, tmp.str("empty.csv") + ": empty file"), err);
+  err = data_error({{"train", file("blank.csv", "\n  \r\n")}});
+  BOOST_TEST(contains(err, "blank.csv: empty file"), err);
+  err = data_error({{"train", file("header.csv", "a,b,label\n")}});
+  BOOST_TEST(contains(err, "header.csv: no data rows"), err);
+  err = data_error({{"train", file("train.csv", kIris)}, {"test", file("t.csv", "sepal_length,sepal_width,species\n")}});
+  BOOST_TEST(contains(err, "t.csv: no data rows"), err);
+}
+
+BOOST_AUTO_TEST_CASE(unterminated_quote) {
+  const auto err = data_error({{"train", file("q.csv", "a,b,label\n1,\"2,x\n")}});
+  BOOST_TEST(contains(err, "q.csv:2: unterminated quote"), err);
+}
+
+BOOST_AUTO_TEST_CASE(skein_train_exit_codes) {
+  test::Workspace ws;
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  auto train = [&](const nlohmann::json& data) {
+    cfg["data"] = data;
+    return test::run(test::in_private_network(kSkein + " train --config " + ws.write_config(cfg) + " --run-dir " +
+                                              ws.dir("run" + std::to_string(ws.runs))));
+  };
+  auto r = train({{"plugin", "csv"}, {"train", tmp.str("missing.csv")}});
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, "data (plugin 'csv'): option 'train': cannot read"), r.err);
+  r = train({{"plugin", "csv"}, {"train", file("bad.csv", "a,b,label\n1,2,x\n3,oops,y\n")}});
+  BOOST_TEST(r.exit_code == 1, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, "bad.csv:3: column 2 ('b'): 'oops' is not a number"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(regression_trains_with_mse) {
+  // y = x1 - 2 x2: learnable by the mlp's one output per sample.
+  std::string text = "x1,x2,y\n";
+  for (int i = 0; i < 64; ++i) {
+    const double x1 = (i % 8) / 8.0, x2 = (i / 8) / 8.0;
+    text += std::to_string(x1) + "," + std::to_string(x2) + "," + std::to_string(x1 - 2 * x2) + "\n";
+  }
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", file("r.csv", text)}, {"task", "regression"}};
+  cfg["loss"] = {{"plugin", "mse"}};
+  test::Workspace ws;
+  const auto r = test::run(test::in_private_network(kSkein + " train --config " + ws.write_config(cfg) +
+                                                    " --run-dir " + ws.dir("run")));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto history = test::load_json(ws.dir("run") + "/history.json");
+  BOOST_REQUIRE(history.size() == 3u);
+  BOOST_TEST(!history[0].contains("valid_acc"));  // a regression loss records no accuracy
+  BOOST_TEST(history.back()["valid_loss"].get<double>() < history.front()["valid_loss"].get<double>());
+  BOOST_TEST(!boost::filesystem::exists(ws.dir("run") + "/csv_classes.json"));
+}
+
+// The same tiny MNIST as IDX and as CSV (pixel / 255 printed exactly) trains
+// to the same history.
+BOOST_AUTO_TEST_CASE(round_trip_with_idx) {
+  test::write_tiny_mnist(tmp.str(), 120, 40, false);
+  auto idx = test::open_idx(registry, {{"dir", tmp.str()}, {"mean", 0}, {"std", 1}});
+  auto write_csv = [&](const skein::TensorSplit& split, const std::string& name) {
+    std::string text;
+    for (int i = 0; i < 784; ++i) text += "p" + std::to_string(i) + ",";
+    text += "label\n";
+    const auto inputs = split.inputs.reshape({split.size(), 784}).contiguous();
+    const float* pixels = inputs.data_ptr<float>();
+    char number[32];
+    for (std::int64_t r = 0; r < split.size(); ++r) {
+      for (int i = 0; i < 784; ++i) {
+        std::snprintf(number, sizeof number, "%.9g,", static_cast<double>(pixels[r * 784 + i]));
+        text += number;
+      }
+      text += std::to_string(split.targets[r].item<std::int64_t>()) + "\n";
+    }
+    return file(name, text);
+  };
+  const auto train_csv = write_csv(idx->train(), "train.csv");
+  const auto test_csv = write_csv(*idx->test(), "test.csv");
+  // The CSV reads back to exactly the IDX tensors.
+  auto csv = open({{"train", train_csv}, {"test", test_csv}});
+  BOOST_TEST(torch::equal(csv->train().inputs, idx->train().inputs.reshape({120, 784})));
+  BOOST_TEST(torch::equal(csv->train().targets, idx->train().targets));
+  BOOST_TEST(torch::equal(csv->test()->inputs, idx->test()->inputs.reshape({40, 784})));
+
+  test::Workspace ws;
+  auto run = [&](const nlohmann::json& data, const std::string& name) {
+    auto cfg = test::synthetic_config();
+    cfg["data"] = data;
+    const auto r = test::run(test::in_private_network(kSkein + " train --config " + ws.write_config(cfg) +
+                                                      " --run-dir " + ws.dir(name)));
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return ws.dir(name);
+  };
+  const auto idx_run = run({{"plugin", "idx"}, {"dir", tmp.str()}, {"mean", 0}, {"std", 1}}, "idx");
+  const auto csv_run = run({{"plugin", "csv"}, {"train", train_csv}, {"test", test_csv}, {"header", "yes"}}, "csv");
+  // Durations differ from run to run; everything else must match.
+  auto without_durations = [](nlohmann::json epochs) {
+    for (auto& e : epochs)
+      for (const char* k : {"dur", "train_dur", "valid_dur", "samples_per_s"}) e.erase(k);
+    return epochs;
+  };
+  const auto idx_history = test::load_json(idx_run + "/history.json");
+  BOOST_TEST(idx_history.size() == 3u);
+  BOOST_TEST(without_durations(idx_history) == without_durations(test::load_json(csv_run + "/history.json")));
+  const auto idx_results = test::load_json(idx_run + "/results.json");
+  const auto csv_results = test::load_json(csv_run + "/results.json");
+  for (const char* key : {"test_accuracy", "test_loss", "test_samples"})
+    BOOST_TEST(idx_results.at(key) == csv_results.at(key), key);
+  BOOST_TEST(test::load_json(csv_run + "/csv_classes.json")["classes"] ==
+             nlohmann::json::parse(R"(["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"])"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
