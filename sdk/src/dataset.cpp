@@ -15,6 +15,9 @@ TensorSplit fetch_all(const SampleSource& source) {
 
 }  // namespace
 
+// With the other members: StreamingDataset's vtable is emitted here and names them.
+StreamingDataset::~StreamingDataset() = default;
+
 TensorSplit StreamingDataset::train() { return fetch_all(*train_source()); }
 
 std::optional<TensorSplit> StreamingDataset::test() {

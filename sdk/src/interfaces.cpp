@@ -19,7 +19,6 @@ TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
 InMemoryDataset::~InMemoryDataset() = default;
 SampleSource::~SampleSource() = default;
-StreamingDataset::~StreamingDataset() = default;
 HistoryBackend::~HistoryBackend() = default;
 Model::~Model() = default;
 Parallel::~Parallel() = default;

@@ -204,15 +204,22 @@ std::string plain_dict_pickle(const std::string& in) {
     }
     const auto effect = effect_of(op);
     if (!effect) fail("opcode " + std::to_string(op) + " (protocol 2 only)");
+    // The class (left out of the output) may only be called or memoized.
+    auto pop_value = [&]() {
+      const Item item = pop();
+      if (item.kind == Item::od_class) fail("OrderedDict used other than as OrderedDict()");
+      return item;
+    };
+    if (op == '2' && !stack.empty() && stack.back().kind == Item::od_class) fail("OrderedDict duplicated");
     std::size_t start = out_at;
     if (effect->to_mark) {
-      while (!stack.empty() && stack.back().kind != Item::mark) pop();
+      while (!stack.empty() && stack.back().kind != Item::mark) pop_value();
       if (stack.empty()) fail("no MARK");
       start = pop().start;
       // SETITEMS/APPENDS leave the container below the mark, with its own start.
       if (effect->push == 0) continue;
     }
-    for (int k = 0; k < effect->pop; ++k) start = pop().start;
+    for (int k = 0; k < effect->pop; ++k) start = pop_value().start;
     for (int k = 0; k < effect->push; ++k) stack.push_back({Item::value, start});
     if (op == '.') break;
   }
