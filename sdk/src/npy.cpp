@@ -52,7 +52,7 @@ NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const st
 torch::Tensor parse_npy(const std::string& bytes, const std::string& name) {
   const NpyLayout layout = parse_layout(bytes, bytes.size(), name);
   torch::Tensor out = torch::empty(layout.shape, torch::TensorOptions().dtype(layout.type));
-  std::memcpy(out.data_ptr(), bytes.data() + layout.data_at, layout.data_bytes);
+  if (layout.data_bytes > 0) std::memcpy(out.data_ptr(), bytes.data() + layout.data_at, layout.data_bytes);
   return out;
 }
 
@@ -179,7 +179,7 @@ std::string npy_bytes(const torch::Tensor& tensor) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()) * t.element_size());
+  if (t.numel() > 0) out.append(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()) * t.element_size());
   return out;
 }
 
