@@ -109,9 +109,6 @@ nlohmann::json without_durations(nlohmann::json epochs) {
   return epochs;
 }
 
-void expect_error(const test::CommandResult& r, int code, const std::vector<std::string>& parts) {
-  test::expect_one_error(r, code, parts);
-}
 
 }  // namespace
 
@@ -211,25 +208,25 @@ BOOST_AUTO_TEST_CASE(bad_files_fail_with_one_line) {
   auto npy = [&](const std::string& x, const std::string& y) {
     return config({{"plugin", "npy"}, {"train_inputs", dir(x)}, {"train_targets", dir(y)}});
   };
-  expect_error(train(npy("fortran.npy", "ok_int64.npy"), "b1"), 1, {"fortran.npy", "Fortran-ordered"});
-  expect_error(train(npy("object.npy", "ok_int64.npy"), "b2"), 1, {"object.npy", "object arrays"});
-  expect_error(train(npy("truncated.npy", "ok_int64.npy"), "b3"), 1, {"truncated.npy", "truncated"});
-  expect_error(train(npy("ok_float32.npy", "empty.npy"), "b4"), 1, {"ok_float32.npy holds 3 samples", "empty.npy holds 0"});
-  expect_error(train(npy("missing.npy", "ok_int64.npy"), "b5"), 2, {"data (plugin 'npy')", "missing.npy"});
+  test::expect_one_error(train(npy("fortran.npy", "ok_int64.npy"), "b1"), 1, {"fortran.npy", "Fortran-ordered"});
+  test::expect_one_error(train(npy("object.npy", "ok_int64.npy"), "b2"), 1, {"object.npy", "object arrays"});
+  test::expect_one_error(train(npy("truncated.npy", "ok_int64.npy"), "b3"), 1, {"truncated.npy", "truncated"});
+  test::expect_one_error(train(npy("ok_float32.npy", "empty.npy"), "b4"), 1, {"ok_float32.npy holds 3 samples", "empty.npy holds 0"});
+  test::expect_one_error(train(npy("missing.npy", "ok_int64.npy"), "b5"), 2, {"data (plugin 'npy')", "missing.npy"});
 
   test::write_text(dir("not_a_dict.pt"), "garbage");
-  expect_error(train(config({{"plugin", "tensors"}, {"train", dir("not_a_dict.pt")}}), "b6"), 1,
+  test::expect_one_error(train(config({{"plugin", "tensors"}, {"train", dir("not_a_dict.pt")}}), "b6"), 1,
                {"not_a_dict.pt", "not a file saved by torch.save"});
 
   fs::create_directories(dir("empty_root"));
-  expect_error(train(config({{"plugin", "image_folder"}, {"root", dir("empty_root")}}), "b7"), 2,
+  test::expect_one_error(train(config({{"plugin", "image_folder"}, {"root", dir("empty_root")}}), "b7"), 2,
                {"data (plugin 'image_folder')", "no class folders"});
   // A damaged image is found when its batch is read: exit 1, the file named;
   // what the run wrote so far stays.
   write_png_folder(dir("png/train"), train_images);
   test::write_text(dir("png/train/class1/00100.png"), "not a png");
   auto r = train(config({{"plugin", "image_folder"}, {"root", dir("png/train")}}), "b8");
-  expect_error(r, 1, {"00100.png", "cannot decode"});
+  test::expect_one_error(r, 1, {"00100.png", "cannot decode"});
   BOOST_TEST(fs::exists(dir("b8/config.json")));
   BOOST_TEST(fs::exists(dir("b8/train.log")));
   // Test images of another size than the training images.
@@ -239,7 +236,7 @@ BOOST_AUTO_TEST_CASE(bad_files_fail_with_one_line) {
   fs::remove(dir("png/train/class1/00100.png"));
   auto data = folder_data();
   r = train(config(data), "b9");
-  expect_error(r, 1, {"big.png", "16x16"});
+  test::expect_one_error(r, 1, {"big.png", "16x16"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

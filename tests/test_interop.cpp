@@ -62,9 +62,6 @@ nlohmann::json without_durations(nlohmann::json epochs) {
   return epochs;
 }
 
-void expect_error(const test::CommandResult& r, int code, const std::vector<std::string>& parts) {
-  test::expect_one_error(r, code, parts);
-}
 
 }  // namespace
 
@@ -224,57 +221,57 @@ BOOST_AUTO_TEST_CASE(warm_start_from_python_state_dict_and_checkpoint) {
   cfg = image_config(script("classifier"));
   cfg["init_from"] = dir("python_sd.pt");
   r = train(cfg, "mismatch");
-  expect_error(r, 2, {"init_from", "'net.0.weight' is not in the model", "'head.weight' is missing from the file"});
+  test::expect_one_error(r, 2, {"init_from", "'net.0.weight' is not in the model", "'head.weight' is missing from the file"});
 }
 
 BOOST_AUTO_TEST_CASE(bad_models_losses_and_commands) {
   auto cfg = image_config(dir("missing.pt"));
-  expect_error(train(cfg, "bad1"), 2, {"model (plugin 'torchscript')", "no such file", "missing.pt"});
+  test::expect_one_error(train(cfg, "bad1"), 2, {"model (plugin 'torchscript')", "no such file", "missing.pt"});
 
   const std::string model = script("regressor");
   BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("sd.pt")).exit_code == 0);
   cfg = image_config(dir("sd.pt"));
-  expect_error(train(cfg, "bad2"), 2, {"is not a TorchScript module", "sd.pt"});
+  test::expect_one_error(train(cfg, "bad2"), 2, {"is not a TorchScript module", "sd.pt"});
 
   cfg = image_config(script("two_inputs"));
-  expect_error(train(cfg, "bad3"), 2, {"skein calls forward(x: Tensor) -> Tensor", "two_inputs.pt"});
+  test::expect_one_error(train(cfg, "bad3"), 2, {"skein calls forward(x: Tensor) -> Tensor", "two_inputs.pt"});
 
   // A classifier of 4 outputs on 3 classes.
   cfg = image_config(script("classifier"));
   cfg["data"]["classes"] = 3;
-  expect_error(train(cfg, "bad4"), 2, {"outputs 4 class scores", "3 classes"});
+  test::expect_one_error(train(cfg, "bad4"), 2, {"outputs 4 class scores", "3 classes"});
 
   // mse on [N, 4] class scores against [N] class ids: never broadcast.
   cfg = test::synthetic_config();
   cfg["loss"] = {{"plugin", "mse"}};
-  expect_error(train(cfg, "bad5"), 2, {"loss (plugin 'mse')", "[32, 4]", "[32]"});
+  test::expect_one_error(train(cfg, "bad5"), 2, {"loss (plugin 'mse')", "[32, 4]", "[32]"});
 
   // cross_entropy on float targets.
   cfg = regression_config("cross_entropy");
-  expect_error(train(cfg, "bad6"), 2, {"loss (plugin 'cross_entropy')", "int64 class ids"});
+  test::expect_one_error(train(cfg, "bad6"), 2, {"loss (plugin 'cross_entropy')", "int64 class ids"});
 
   cfg = test::synthetic_config();
   cfg["optimizer"] = {{"plugin", "adam"}, {"name", "adam"}};
-  expect_error(train(cfg, "bad7"), 2, {"optimizer", "\"name\" is its old spelling"});
+  test::expect_one_error(train(cfg, "bad7"), 2, {"optimizer", "\"name\" is its old spelling"});
   cfg["optimizer"] = {{"plugin", "adamm"}};
-  expect_error(train(cfg, "bad8"), 2, {"did you mean 'adam'"});
+  test::expect_one_error(train(cfg, "bad8"), 2, {"did you mean 'adam'"});
   cfg["optimizer"] = {{"plugin", "rmsprop"}, {"alpha", 2}};
-  expect_error(train(cfg, "bad9"), 2, {"optimizer (plugin 'rmsprop')", "alpha"});
+  test::expect_one_error(train(cfg, "bad9"), 2, {"optimizer (plugin 'rmsprop')", "alpha"});
   cfg["optimizer"] = {{"name", "sgd"}, {"lr", -1}};
-  expect_error(train(cfg, "bad10"), 2, {"optimizer (plugin 'sgd'): option 'lr' must be positive"});
+  test::expect_one_error(train(cfg, "bad10"), 2, {"optimizer (plugin 'sgd'): option 'lr' must be positive"});
 
   // export and predict.
   cfg = test::synthetic_config();
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
   cfg["max_epochs"] = 1;
   BOOST_TEST_REQUIRE(train(cfg, "ok").exit_code == 0);
-  expect_error(skein("export " + dir("ok") + " --format onnx --out " + dir("x")), 2, {"--format 'onnx'"});
-  expect_error(skein("export " + dir("ok") + " --format state_dict --out " + dir("x") + " --checkpoint ../ok"), 2,
+  test::expect_one_error(skein("export " + dir("ok") + " --format onnx --out " + dir("x")), 2, {"--format 'onnx'"});
+  test::expect_one_error(skein("export " + dir("ok") + " --format state_dict --out " + dir("x") + " --checkpoint ../ok"), 2,
                {"--checkpoint '../ok'"});
-  expect_error(skein("export " + dir("nothing") + " --format state_dict --out " + dir("x")), 2,
+  test::expect_one_error(skein("export " + dir("nothing") + " --format state_dict --out " + dir("x")), 2,
                {"not a run directory"});
   BOOST_TEST_REQUIRE(py("inputs " + dir("wrong.npy") + " float32 5 3").exit_code == 0);
-  expect_error(skein("predict " + dir("ok") + " --inputs " + dir("wrong.npy") + " --out " + dir("y.npy")), 2,
+  test::expect_one_error(skein("predict " + dir("ok") + " --inputs " + dir("wrong.npy") + " --out " + dir("y.npy")), 2,
                {"[5, 3]", "[16]"});
   BOOST_TEST(!boost::filesystem::exists(dir("x")));
   BOOST_TEST(!boost::filesystem::exists(dir("y.npy")));
