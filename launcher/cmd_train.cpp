@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -14,6 +15,7 @@ namespace skein::launcher {
 int cmd_train(const std::vector<std::string>& args) {
   core::TrainRequest req;
   LaunchOptions launch_opts;
+  bool allow_outside = false;
   po::options_description opts("skein train options");
   opts.add_options()("help,h", "show this help")(
       "config,c", po::value(&req.sources.config_path), "JSON config file")(
@@ -24,7 +26,10 @@ int cmd_train(const std::vector<std::string>& args) {
       "run-dir", po::value(&req.run_dir), "output directory (default: a new folder under runs/)")(
       "resume", po::value(&req.resume_dir),
       "continue the run in this directory from its newest checkpoint")(
-      "overwrite", po::bool_switch(&req.overwrite), "replace a run already in --run-dir")(
+      "overwrite", po::bool_switch(&req.overwrite),
+      "replace a run already in --run-dir (once the new config is known to be good; only what skein wrote is removed)")(
+      "allow-outside-run-dir", po::bool_switch(&allow_outside),
+      "let plugin options name files outside the run directory (absolute paths, '..', symlinks)")(
       "plugin-dir", po::value(&req.plugin_dirs)->composing(),
       "also scan this directory for plugins (repeatable)");
   po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
@@ -51,25 +56,26 @@ int cmd_train(const std::vector<std::string>& args) {
     return 0;
   }
   po::notify(vm);
+  // Plugins (and worker processes, which inherit it) read the opt-in from the environment.
+  if (allow_outside) ::setenv("SKEIN_ALLOW_OUTSIDE_RUN_DIR", "1", 1);
 
   if (vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts")) {
     // Workers get the same request, without the launcher's flags.
     if (!req.resume_dir.empty()) core::prepare_resume(req);  // checks before any worker starts
-    if (req.overwrite && !req.resume_dir.empty()) throw ConfigError("--overwrite and --resume exclude each other");
     launch_opts.resume = !req.resume_dir.empty();
     if (!launch_opts.resume && !req.sources.config_path.empty())
       launch_opts.start_args = {"--config", req.sources.config_path};
+    // Rank 0 replaces the previous run once every plugin was created.
+    launch_opts.overwrite = req.overwrite;
     auto& common = launch_opts.common_args;
     for (const auto& p : req.sources.plugins) common.insert(common.end(), {"--plugin", p});
     for (const auto& s : req.sources.sets) common.insert(common.end(), {"--set", s});
     for (const auto& d : req.plugin_dirs) common.insert(common.end(), {"--plugin-dir", d});
-    if (req.overwrite && !req.run_dir.empty()) core::clear_run_dir(req.run_dir);
     launch_opts.run_dir = req.run_dir;
     launch_opts.config_path = req.sources.config_path;
     return launch(launch_opts);
   }
   if (!req.resume_dir.empty()) core::prepare_resume(req);
-  if (req.overwrite && !req.resume_dir.empty()) throw ConfigError("--overwrite and --resume exclude each other");
   core::TrainOutcome outcome = core::run_training(req);
   if (outcome.is_main) std::cout << "Run saved in " << outcome.run_dir << std::endl;
   return 0;

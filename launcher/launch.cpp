@@ -1,8 +1,12 @@
 #include "launch.hpp"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <iostream>
 
@@ -13,6 +17,7 @@
 #include "skein/core/failure_report.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run.hpp"
+#include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/errors.hpp"
 #include "worker_group.hpp"
@@ -23,12 +28,36 @@ namespace skein::launcher {
 
 namespace {
 
+constexpr const char* kLauncherPidFile = "launcher.pid";
+
+// Private directories of launchers that were killed (SIGKILL cannot be
+// cleaned up after): removed by the next launcher of the same user.
+void remove_stale_private_dirs(const fs::path& tmp) {
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path dir = it->path();
+    struct stat st {};
+    if (dir.filename().string().rfind("skein-rdzv-", 0) != 0 || ::lstat(dir.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    long pid = 0;
+    std::ifstream((dir / kLauncherPidFile).string()) >> pid;
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      boost::system::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  }
+}
+
 // A directory only this user can enter, for the single-node FileStore.
 struct PrivateDir {
   PrivateDir() {
-    std::string tmpl = (fs::temp_directory_path() / "skein-rdzv-XXXXXX").string();
+    const fs::path tmp = fs::temp_directory_path();
+    remove_stale_private_dirs(tmp);
+    std::string tmpl = (tmp / "skein-rdzv-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a private temporary directory");
     path = tmpl;
+    std::ofstream(path + "/" + kLauncherPidFile) << ::getpid() << "\n";
   }
   ~PrivateDir() {
     boost::system::error_code ec;
@@ -99,8 +128,6 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
   if (o.node_rank == 0) {
     a.run_id = core::random_run_id();
     a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_dir + "/checkpoints").empty();
-    // A restart without a checkpoint starts over in the same directory.
-    if (number > 0 && !a.resume) core::clear_run_dir(run_dir);
     rdzv.publish(key + "run_id", a.run_id);
     rdzv.publish(key + "resume", a.resume ? "1" : "0");
   } else {
@@ -134,6 +161,8 @@ std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& atte
     } else {
       w.argv.insert(w.argv.end(), o.start_args.begin(), o.start_args.end());
       w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
+      // A restart without a checkpoint starts over, replacing the failed attempt.
+      if (o.overwrite || attempt.number > 0) w.argv.push_back("--overwrite");
     }
     w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
     w.env = env;
@@ -221,7 +250,7 @@ int launch(const LaunchOptions& o) {
       // Node 0 names the run directory; the other nodes learn it.
       if (o.node_rank == 0) {
         if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-        if (!o.resume) core::check_run_dir_free(run_dir);
+        if (!o.resume) core::check_run_dir_usable(run_dir, o.overwrite);
         rdzv->publish("skein/launcher/run_dir", run_dir);
       } else if (run_dir.empty()) {
         run_dir = rdzv->fetch("skein/launcher/run_dir");

@@ -14,6 +14,7 @@ struct LaunchOptions {
   double timeout_s = 300;  // every store wait and collective in the workers
   std::string run_dir;     // empty: node 0 picks one
   bool resume = false;     // run_dir holds the run to continue
+  bool overwrite = false;  // the first attempt may replace a run in run_dir
   std::string config_path; // names the default run directory
   int max_restarts = 0;    // torchrun's --max-restarts: restarts of the whole group
   // The workers' arguments after "skein train", without launcher flags:

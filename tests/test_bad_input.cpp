@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE bad_input
 #include <boost/test/unit_test.hpp>
 
+#include <sstream>
+
+#include "skein/core/run_dir.hpp"
 #include "test_support.hpp"
 
 // The bad-input catalogue of the README's troubleshooting section, one test
@@ -17,6 +20,9 @@ namespace {
 using test::contains;
 using test::one_error_line;
 const std::string kSkein = SKEIN_EXE;
+
+// A command that may crash on purpose, without leaving a core file.
+std::string no_core_dump(const std::string& command) { return "sh -c 'ulimit -c 0; exec " + command + "'"; }
 
 struct Fixture {
   Fixture() {
@@ -152,13 +158,18 @@ BOOST_AUTO_TEST_CASE(truncated_or_corrupted_checkpoint) {
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_of_another_model_shape) {
+  // A resume cannot change the model: the run's config in force is edited by
+  // hand (as a plugin upgrade that changes the model's shape would).
   const std::string run = checkpointed_run("shape");
-  expect(resume(run, "--set max_epochs=3 --set 'model.hidden=[64]'"), 2,
+  auto line = nlohmann::json::parse(test::read_text(run + "/config_history.jsonl"));
+  line["config"]["model"]["hidden"] = {64};
+  test::write_text(run + "/config_history.jsonl", line.dump() + "\n");
+  expect(resume(run, "--set max_epochs=3"), 2,
          "model.pt does not fit this run: 'net.1.weight' has shape [32, 16] there and [64, 16] in this model");
 }
 
 BOOST_AUTO_TEST_CASE(filestore_path_not_writable) {
-  expect(train("--run-dir " + tmp.str("fs") + " --plugin filestore:path=/proc/no/such/store"), 2,
+  expect(train("--run-dir " + tmp.str("fs") + " --allow-outside-run-dir --plugin filestore:path=/proc/no/such/store"), 2,
          "option 'path' names '/proc/no/such/store', which rank 0 cannot open for writing");
 }
 
@@ -175,9 +186,187 @@ BOOST_AUTO_TEST_CASE(more_ranks_than_samples) {
 BOOST_AUTO_TEST_CASE(run_directory_already_holding_a_run) {
   const std::string run = checkpointed_run("held");
   expect(train("--run-dir " + run), 2, "already holds a run");
+  test::write_text(run + "/notes.txt", "the user's own file\n");
   auto over = train("--run-dir " + run + " --overwrite");
   BOOST_TEST(over.exit_code == 0, over.err);
+  // Only what skein wrote went: the old checkpoints (this config writes none).
+  BOOST_TEST(!fs::exists(run + "/checkpoints"));
+  BOOST_TEST(test::read_text(run + "/notes.txt") == "the user's own file\n");
 }
+
+BOOST_AUTO_TEST_CASE(overwrite_validates_everything_before_removing_anything) {
+  const std::string run = checkpointed_run("precious");
+  const std::string log = test::read_text(run + "/train.log");
+  test::TempDir data;
+  expect(train("--run-dir " + run + " --overwrite --set model.hiden=3"), 2, "did you mean 'hidden'");
+  expect(train("--run-dir " + run + " --overwrite --set 'model.hidden=[0]'"), 2, "option 'hidden'");
+  expect(train("--run-dir " + run + " --overwrite --plugin idx:dir=" + data.str()), 2, "idx");
+  expect(train("--run-dir " + run + " --overwrite", "missing.json"), 2, "missing.json");
+  BOOST_TEST(fs::exists(run + "/checkpoints/epoch_0002/model.pt"));
+  BOOST_TEST(test::read_text(run + "/train.log") == log);
+  BOOST_TEST(fs::exists(run + "/config.json"));
+}
+
+BOOST_AUTO_TEST_CASE(a_directory_without_a_run_is_never_cleared) {
+  fs::create_directories(tmp.str("mine/checkpoints"));
+  test::write_text(tmp.str("mine/notes.txt"), "keep\n");
+  test::write_text(tmp.str("mine/checkpoints/keep.txt"), "keep\n");
+  test::write_text(tmp.str("mine/config.json"), "{}\n");  // not a run skein wrote
+  expect(train("--run-dir " + tmp.str("mine") + " --overwrite"), 2, "holds no run written by skein");
+  BOOST_TEST(fs::exists(tmp.str("mine/checkpoints/keep.txt")));
+  BOOST_TEST(fs::exists(tmp.str("mine/notes.txt")));
+  expect(train("--run-dir / --overwrite"), 2, "'/' is not empty and holds no run written by skein");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_start_leaves_no_run_directory) {
+  test::TempDir data;
+  expect(train("--run-dir " + tmp.str("failed") + " --plugin idx:dir=" + data.str()), 2, "idx");
+  BOOST_TEST(!fs::exists(tmp.str("failed")));
+  expect(train("--run-dir " + tmp.str("failed2") + " --set 'model.hidden=[0]'"), 2, "hidden");
+  BOOST_TEST(!fs::exists(tmp.str("failed2")));
+}
+
+BOOST_AUTO_TEST_CASE(outputs_stay_inside_the_run_directory) {
+  expect(train("--run-dir " + tmp.str("o1") + " --plugin jsonl:file=" + tmp.str("escape.jsonl")), 2,
+         "outside the run directory");
+  expect(train("--run-dir " + tmp.str("o2") + " --plugin report:file=../escape.html"), 2, "outside the run directory");
+  expect(train("--run-dir " + tmp.str("o3") + " --plugin tensorboard:dir=/tmp"), 2, "outside the run directory");
+  expect(train("--run-dir " + tmp.str("o4") + " --plugin jsonl:file=config.json"), 2, "the run's own 'config.json'");
+  expect(train("--run-dir " + tmp.str("o5") + " --plugin report:file=history.json"), 2, "the run's own 'history.json'");
+  BOOST_TEST(!fs::exists(tmp.str("escape.jsonl")));
+  BOOST_TEST(!fs::exists(tmp.str("escape.html")));
+  // The documented opt-in.
+  auto ok = train("--run-dir " + tmp.str("o6") + " --allow-outside-run-dir --plugin jsonl:file=" + tmp.str("out.jsonl"));
+  BOOST_TEST(ok.exit_code == 0, ok.err);
+  BOOST_TEST(fs::exists(tmp.str("out.jsonl")));
+}
+
+BOOST_AUTO_TEST_CASE(a_filestore_path_skein_did_not_create_is_never_deleted) {
+  test::write_text(tmp.str("precious.db"), "the user's data\n");
+  expect(train("--run-dir " + tmp.str("f1") + " --plugin filestore:path=" + tmp.str("precious.db")), 2,
+         "outside the run directory");
+  expect(train("--run-dir " + tmp.str("f2") + " --allow-outside-run-dir --plugin filestore:path=" +
+               tmp.str("precious.db")),
+         2, "exists and was not created by this run");
+  BOOST_TEST(test::read_text(tmp.str("precious.db")) == "the user's data\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_run_directory_in_use_is_refused) {
+  skein::core::RunDirectory held(tmp.str("busy"));  // this test process holds the lock
+  expect(train("--run-dir " + tmp.str("busy")), 2, "is in use by another skein process (pid ");
+  BOOST_TEST(fs::exists(tmp.str("busy")));
+}
+
+BOOST_AUTO_TEST_CASE(resume_refuses_changes_it_cannot_apply_and_keeps_the_config_history) {
+  const std::string run = checkpointed_run("res");
+  const std::string original = test::read_text(run + "/config.json");
+  expect(resume(run, "--set optimizer.lr=0.5"), 2, "'optimizer.lr' cannot change on --resume");
+  expect(resume(run, "--set 'model.hidden=[64]'"), 2, "'model.hidden' cannot change on --resume");
+  auto r = resume(run, "--set max_epochs=3");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = resume(run, "--set max_epochs=4");  // from the config in force: max_epochs 3, not the original 2
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(test::read_text(run + "/config.json") == original);
+  std::vector<nlohmann::json> lines;
+  std::istringstream history(test::read_text(run + "/config_history.jsonl"));
+  for (std::string line; std::getline(history, line);) lines.push_back(nlohmann::json::parse(line));
+  BOOST_REQUIRE(lines.size() == 3u);
+  BOOST_TEST(lines[0]["event"] == "start");
+  BOOST_TEST(lines[2]["event"] == "resume");
+  BOOST_TEST(lines[2]["config"]["max_epochs"] == 4);
+  BOOST_TEST(lines[2]["command_line"]["sets"][0] == "max_epochs=4");
+  BOOST_TEST(test::load_json(run + "/history.json").size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(resume_loads_the_plugin_files_the_run_recorded) {
+  // Started with --plugin-dir; resumed without it: the recorded absolute path is used.
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}, {{"plugin", "probe_callback"}}};
+  test::write_text(tmp.str("rec.json"), cfg.dump());
+  auto r = train("--run-dir " + tmp.str("rec"), "rec.json");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto versions = test::load_json(tmp.str("rec/config.json"))["plugin_versions"];
+  BOOST_TEST(fs::path(versions["probe_callback"]["path"].get<std::string>()).is_absolute());
+  r = resume(tmp.str("rec"), "--set max_epochs=2");
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(leftovers_of_a_crash_are_cleaned_on_resume) {
+  const std::string run = checkpointed_run("left");
+  fs::create_directories(run + "/checkpoints/.tmp-epoch_0003-99999");
+  test::write_text(run + "/checkpoints/.tmp-epoch_0003-99999/model.pt", "half");
+  auto r = resume(run, "--set max_epochs=3");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(!fs::exists(run + "/checkpoints/.tmp-epoch_0003-99999"));
+}
+
+BOOST_AUTO_TEST_CASE(test_split_shaped_unlike_train) {
+  test::TempDir data;
+  test::write_tiny_mnist(data.str(), 20, 10, false);
+  test::write_idx(data.str("t10k-images-idx3-ubyte"), {10, 20, 20}, std::vector<std::uint8_t>(10 * 20 * 20), false);
+  expect(train("--plugin idx:dir=" + data.str()), 1, "test samples have shape [1, 20, 20] but training samples [1, 28, 28]");
+}
+
+BOOST_AUTO_TEST_CASE(a_stray_label_that_inflates_the_class_count) {
+  test::TempDir data;
+  test::write_tiny_mnist(data.str(), 600, 10, false);
+  std::vector<std::uint8_t> labels(600);
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::uint8_t>(i % 10);
+  labels[17] = 57;
+  test::write_idx(data.str("train-labels-idx1-ubyte"), {600}, labels, false);
+  expect(train("--plugin idx:dir=" + data.str()), 1, "47 of 58 classes have no training sample (largest label 57)");
+}
+
+BOOST_AUTO_TEST_CASE(write_errors_stop_the_run) {
+  expect(train("--run-dir " + tmp.str("full") + " --allow-outside-run-dir --plugin jsonl:file=/dev/full"), 1,
+         "jsonl: cannot write /dev/full");
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_read_back) {
+  expect(train("--run-dir " + tmp.str("kw") + " --plugin probe_model:extra_module=def --plugin checkpoint"), 1,
+         "model.pt was written but cannot be read back");
+}
+
+BOOST_AUTO_TEST_CASE(a_crash_inside_a_plugin_hook_is_reported) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 3;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}, {{"plugin", "probe_callback"}, {"signal_at", 2}, {"signal", 11}}};
+  test::write_text(tmp.str("crash.json"), cfg.dump());
+  auto r = test::run(no_core_dump(kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --config " +
+                                  tmp.str("crash.json") + " --run-dir " + tmp.str("crash")));
+  BOOST_TEST(r.exit_code != 0);
+  // One line of skein's (the shell may add its own "Segmentation fault").
+  BOOST_TEST(r.err.rfind("skein: error: ", 0) == 0u, r.err);
+  BOOST_TEST(r.err.find("skein: error: ", 1) == std::string::npos, r.err);
+  BOOST_TEST(contains(r.err, "SIGSEGV (segmentation fault) in plugin 'probe_callback' (on_batch_begin)"), r.err);
+  BOOST_TEST(contains(test::read_text(tmp.str("crash/train.log")), "in plugin 'probe_callback'"));
+  // Epoch 1's checkpoint is intact: the run resumes (without the crashing callback).
+  auto resumed = resume(tmp.str("crash"), "--set callbacks.1.signal_at=0");
+  BOOST_TEST(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(test::load_json(tmp.str("crash/history.json")).size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(an_abort_inside_a_plugin_hook_is_reported) {
+  auto r = test::run(no_core_dump(kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --config " +
+                                  tmp.str("tiny.json") + " --run-dir " + tmp.str("abort") +
+                                  " --plugin probe_callback:signal_at=1,signal=6"));
+  BOOST_TEST(r.exit_code != 0);
+  BOOST_TEST(contains(r.err, "SIGABRT (abort) in plugin 'probe_callback'"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_plugin_and_blame_the_command_line) {
+  expect(train("--plugin probe_callback:throw_int_at=1"), 1,
+         "callback 'probe_callback' threw a non-standard exception in on_epoch_begin");
+  expect(train("--set 'model.hidden=[0]'"), 2, "command line (--set model.hidden=[0]): model (plugin 'mlp'): option 'hidden'");
+  expect(train("--set optimizer.lr=-1"), 2, "command line (--set optimizer.lr=-1)");
+  auto cfg = test::synthetic_config();
+  cfg["model"]["hidden"] = {0};
+  test::write_text(tmp.str("zero.json"), cfg.dump());
+  expect(train("", "zero.json"), 2, "zero.json: model (plugin 'mlp'): option 'hidden'");
+}
+
+
 
 BOOST_AUTO_TEST_CASE(non_finite_learning_rate) {
   expect(train("--set optimizer.lr=1e999"), 2, "optimizer.lr");

@@ -1,6 +1,8 @@
 #include "skein/core/config.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -179,8 +181,8 @@ void apply_set(nlohmann::json& config, const std::string& assignment) {
   }
 }
 
-void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
-                       std::vector<std::string>& single_slots_taken) {
+std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
+                              std::vector<std::string>& single_slots_taken) {
   // NAME or PATH, then options after the first ':'.
   std::string target = spec, rest;
   auto colon = spec.find(':');
@@ -210,19 +212,21 @@ void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRe
     single_slots_taken.push_back(std::string(slot) + "=" + rec.name);
     options["plugin"] = rec.name;
     config[slot] = options;  // the flag replaces the config file's choice
-    return;
+    return slot;
   }
   if (!config.contains("callbacks")) config["callbacks"] = kDefaultCallbacks;
   auto& callbacks = config["callbacks"];
   if (!callbacks.is_array()) throw ConfigError("callbacks: expected a list");
-  for (auto& cb : callbacks) {
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    auto& cb = callbacks[i];
     if (cb.is_object() && cb.contains("plugin") && cb["plugin"] == rec.name) {
       for (auto it = options.begin(); it != options.end(); ++it) cb[it.key()] = it.value();
-      return;
+      return "callbacks." + std::to_string(i);
     }
   }
   options["plugin"] = rec.name;
   callbacks.push_back(options);
+  return "callbacks." + std::to_string(callbacks.size() - 1);
 }
 
 namespace {
@@ -266,16 +270,79 @@ std::int64_t positive(const nlohmann::json& cfg, const char* key) {
 
 }  // namespace
 
-RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry) {
-  nlohmann::json raw = nlohmann::json::object();
-  if (!sources.config_path.empty()) raw = read_config_file(sources.config_path);
-  std::vector<std::string> taken;
-  for (const auto& spec : sources.plugins) apply_plugin_flag(raw, spec, registry, taken);
-  for (const auto& set : sources.sets) apply_set(raw, set);
+namespace {
 
-  const std::string prefix = sources.config_path.empty() ? "" : sources.config_path + ": ";
+// "callbacks[1] (plugin 'x'): option 'patience' ..." or "optimizer.lr: ..."
+// -> "callbacks.1.patience" / "optimizer.lr"; "" when the message names no key.
+std::string key_path_of(const std::string& message) {
+  std::string path;
+  std::size_t i = 0;
+  for (; i < message.size(); ++i) {
+    const char c = message[i];
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') path += c;
+    else if (c == '[') path += '.';
+    else if (c != ']') break;
+  }
+  if (path.empty() || i == message.size() || (message[i] != ':' && message[i] != ' ')) return "";
+  const std::string option = "): option '";
+  const auto o = message.find(option, i);
+  if (message.compare(i, 10, " (plugin '") == 0 && o != std::string::npos) {
+    const auto end = message.find('\'', o + option.size());
+    if (end != std::string::npos) path += "." + message.substr(o + option.size(), end - o - option.size());
+  }
+  return path;
+}
+
+// Recorded so that a resume can load the very same file.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+bool under(const std::string& path, const std::string& root) {
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '.');
+}
+
+// Object-valued keys with a default (optimizer, loss, ...): a --set inside
+// one that the config does not name refines the default plugin.
+void fill_default_slot(nlohmann::json& raw, const std::string& assignment) {
+  const std::string top = assignment.substr(0, assignment.find_first_of(".="));
+  if (raw.contains(top)) return;
+  for (const auto& spec : top_level_schema())
+    if (top == spec.name && spec.type == OptionType::object && spec.default_json && top != assignment.substr(0, assignment.find('=')))
+      raw[top] = nlohmann::json::parse(spec.default_json);
+}
+
+}  // namespace
+
+std::string blame(const std::string& message, const RunConfig& config) {
+  const std::string path = key_path_of(message);
+  if (!path.empty()) {
+    // The last flag that set the value wins, as when it was applied.
+    for (auto it = config.from_command_line.rbegin(); it != config.from_command_line.rend(); ++it)
+      if (under(path, it->first)) return "command line (" + it->second + "): " + message;
+  }
+  return config.config_path.empty() ? message : config.config_path + ": " + message;
+}
+
+RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry) {
+  RunConfig rc;
+  rc.config_path = sources.config_path;
+  nlohmann::json raw = nlohmann::json::object();
+  if (!sources.base.is_null()) raw = sources.base;
+  else if (!sources.config_path.empty()) raw = read_config_file(sources.config_path);
+  std::vector<std::string> taken;
+  for (const auto& spec : sources.plugins)
+    rc.from_command_line.push_back({apply_plugin_flag(raw, spec, registry, taken), "--plugin " + spec});
+  for (const auto& set : sources.sets) {
+    fill_default_slot(raw, set);
+    apply_set(raw, set);
+    rc.from_command_line.push_back({set.substr(0, set.find('=')), "--set " + set});
+  }
+
   try {
-    RunConfig rc;
     nlohmann::json cfg = validate_options(top_level_schema(), raw, "config");
     // Keys read better without the "config." prefix the validator adds.
     rc.batch_size = positive(cfg, "batch_size");
@@ -312,7 +379,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       slot["plugin"] = use.record->name;
       versions[use.record->name] = {{"kind", to_string(use.record->kind)},
                                     {"version", use.record->version},
-                                    {"path", use.record->path}};
+                                    {"path", absolute_path(use.record->path)}};
     };
     put(cfg["model"], rc.model);
     put(cfg["data"], rc.data);
@@ -327,7 +394,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
   } catch (const ConfigError& e) {
     std::string msg = e.what();
     if (msg.rfind("config.", 0) == 0) msg = msg.substr(7);
-    throw ConfigError(prefix + msg);
+    throw ConfigError(blame(msg, rc));
   }
 }
 

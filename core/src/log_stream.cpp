@@ -1,17 +1,24 @@
 #include "skein/core/log_stream.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
 namespace skein::core {
 
 int TeeBuf::overflow(int c) {
   if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
   const auto ch = traits_type::to_char_type(c);
   const bool ok = a_->sputc(ch) != traits_type::eof() && b_->sputc(ch) != traits_type::eof();
+  if (ch == '\n') b_->pubsync();
   return ok ? c : traits_type::eof();
 }
 
 std::streamsize TeeBuf::xsputn(const char* s, std::streamsize n) {
   const auto wa = a_->sputn(s, n);
   const auto wb = b_->sputn(s, n);
+  if (std::memchr(s, '\n', static_cast<std::size_t>(n))) b_->pubsync();
   return std::min(wa, wb);
 }
 
@@ -22,5 +29,19 @@ int TeeBuf::sync() {
 }
 
 NullStream::NullStream() : std::ostream(nullptr) { rdbuf(&buf_); }
+
+RunLog::RunLog(bool main) : tee_(std::cout.rdbuf(), &pending_), out_(nullptr) {
+  out_.rdbuf(main ? static_cast<std::streambuf*>(&tee_) : &null_);
+}
+
+void RunLog::attach(const std::string& path, bool append) {
+  if (out_.rdbuf() != &tee_) return;
+  if (!file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc)))
+    throw std::runtime_error("cannot write " + path);
+  const std::string before = pending_.str();
+  file_.sputn(before.data(), static_cast<std::streamsize>(before.size()));
+  file_.pubsync();
+  tee_.set_second(&file_);
+}
 
 }  // namespace skein::core

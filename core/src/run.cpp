@@ -12,10 +12,13 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/crash_report.hpp"
 #include "skein/core/digest.hpp"
 #include "skein/core/failure_report.hpp"
 #include "skein/core/log_stream.hpp"
 #include "skein/core/rendezvous.hpp"
+#include "skein/core/run_config_history.hpp"
+#include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
@@ -53,6 +56,7 @@ void prepare_resume(TrainRequest& request) {
     throw ConfigError("--resume takes the config from " + dir + "/config.json; use --set to change it");
   if (!request.run_dir.empty() && fs::path(request.run_dir) != fs::path(dir))
     throw ConfigError("--resume " + dir + " writes into that directory; drop --run-dir");
+  if (request.overwrite) throw ConfigError("--overwrite and --resume exclude each other");
   if (find_latest_checkpoint(dir + "/checkpoints").empty())
     throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
                       "/checkpoints (the run needs the checkpoint callback)");
@@ -72,33 +76,6 @@ std::string new_run_dir(const std::string& parent, const std::string& config_pat
   for (int i = 2; fs::exists(candidate); ++i) candidate = base.string() + "-" + std::to_string(i);
   return candidate.string();
 }
-
-void check_run_dir_free(const std::string& dir) {
-  for (const char* f : {"config.json", "history.json", "results.json", "run.json"}) {
-    if (fs::exists(fs::path(dir) / f))
-      throw ConfigError("run directory '" + dir + "' already holds a run (" + f +
-                        "); choose another --run-dir");
-  }
-}
-
-void clear_run_dir(const std::string& dir) {
-  boost::system::error_code ec;
-  for (const char* f : {"config.json", "history.json", "results.json", "run.json", "train.log",
-                        "metrics.jsonl", "report.html", "history.filestore", "checkpoints", "tensorboard"})
-    fs::remove_all(fs::path(dir) / f, ec);
-}
-
-namespace {
-
-// Refuses a directory that already holds a run; creates it otherwise.
-void prepare_run_dir(const std::string& dir) {
-  check_run_dir_free(dir);
-  boost::system::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw ConfigError("cannot create run directory '" + dir + "': " + ec.message());
-}
-
-}  // namespace
 
 namespace {
 
@@ -136,45 +113,84 @@ void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store
 
 }  // namespace
 
+namespace {
+
+// Resolves the run's config; on --resume, from the config in force at the
+// end of the run, with the plugin files it recorded, refusing changes a
+// resume cannot make. Warnings go to `warn`.
+RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& registry, std::ostream& warn) {
+  if (request.resume_dir.empty()) return resolve_config(request.sources, registry);
+  ConfigSources sources = request.sources;
+  const nlohmann::json before = latest_run_config(request.resume_dir);
+  use_recorded_plugins(before, registry, warn);
+  sources.base = before;
+  RunConfig config = resolve_config(sources, registry);
+  check_resume_changes(before, config.resolved);
+  warn_changed_versions(before, config.resolved, warn);
+  return config;
+}
+
+// Rank 0's hold on the run directory: locked, and checked before and after
+// the lock (another process may have started a run in between).
+std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const RunInfo& run) {
+  if (!run.is_main()) return nullptr;
+  const bool resuming = !request.resume_dir.empty();
+  if (!resuming) check_run_dir_usable(run.run_dir, request.overwrite);
+  auto dir = std::make_unique<RunDirectory>(run.run_dir);
+  if (!resuming) check_run_dir_usable(run.run_dir, request.overwrite);
+  return dir;
+}
+
+// Every plugin exists and accepted its options: the run directory becomes
+// this run's (the previous run's outputs go only now), and its log starts.
+void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfig& config, RunLog& log) {
+  const bool resuming = !request.resume_dir.empty();
+  if (resuming) {
+    dir.continue_run();
+  } else {
+    dir.start_new_run();
+    write_file_atomic(dir.path() + "/config.json", config.resolved.dump(2) + "\n");
+  }
+  append_config_history(dir.path(), resuming ? "resume" : "start", request.sources, config.resolved);
+  log.attach(dir.path() + "/train.log", resuming);
+  set_crash_log(dir.path() + "/train.log");
+}
+
+}  // namespace
+
 TrainOutcome run_training(const TrainRequest& request) {
   RunInfo run = read_run_env();
+  install_crash_handler(run.rank);
   RunStore store = open_run_store(run);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
-  const RunConfig config = resolve_config(request.sources, registry);
+  std::ostringstream warnings;
+  const RunConfig config = resolve_run_config(request, registry, warnings);
+  std::cerr << warnings.str();
 
   run.run_dir = agree_on_run_dir(request, run, store);
   const bool resuming = !request.resume_dir.empty();
-  if (run.is_main()) {
-    if (request.overwrite && !resuming && !launched_by_skein()) clear_run_dir(run.run_dir);
-    if (!resuming) prepare_run_dir(run.run_dir);
-    write_file_atomic(run.run_dir + "/config.json", config.resolved.dump(2) + "\n");
-  }
-
-  // Only rank 0 writes the log; other ranks' errors still reach stderr.
-  std::ofstream log_file;
-  NullStream null_log;
-  std::unique_ptr<TeeBuf> tee;
-  std::unique_ptr<std::ostream> tee_stream;
-  if (run.is_main()) {
-    log_file.open(run.run_dir + "/train.log", resuming ? std::ios::app : std::ios::trunc);
-    if (!log_file) throw std::runtime_error("cannot write " + run.run_dir + "/train.log");
-    tee = std::make_unique<TeeBuf>(std::cout.rdbuf(), log_file.rdbuf());
-    tee_stream = std::make_unique<std::ostream>(tee.get());
-  }
-  std::ostream& log = run.is_main() ? *tee_stream : null_log;
+  std::unique_ptr<RunDirectory> dir = claim_run_dir(request, run);
+  RunLog run_log(run.is_main());
+  std::ostream& log = run_log.stream();
+  log << warnings.str();
 
   // A failure is reported before the trainer (and its connections) goes away,
   // so the launcher can tell it from the failures of the peers it causes.
   std::unique_ptr<Trainer> trainer;
   TrainOutcome outcome;
   try {
-    trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+    try {
+      trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+    } catch (const ConfigError& e) {
+      throw ConfigError(blame(e.what(), config));
+    }
     if (resuming) {
       const std::string checkpoint = find_latest_checkpoint(run.run_dir + "/checkpoints");
       trainer->resume(checkpoint);
       log << "Resumed from " << checkpoint << "\n";
     }
+    if (dir) open_run_dir(*dir, request, config, run_log);
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";
@@ -211,6 +227,14 @@ TrainOutcome run_training(const TrainRequest& request) {
     if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
     check_integrity(*trainer, run, store);
   } catch (const std::exception& e) {
+    // A run that never trained leaves nothing behind (a resume keeps its run).
+    if (dir && !resuming && !(trainer && trainer->first_batch_at())) {
+      try {
+        dir->discard_failed_start();
+      } catch (const std::exception&) {
+        // The original error matters more.
+      }
+    }
     report_failure(e);
     throw;
   }

@@ -1,6 +1,7 @@
 #include "skein/core/trainer.hpp"
 
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -13,6 +14,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "skein/core/crash_report.hpp"
 #include "skein/core/model_io.hpp"
 
 namespace skein::core {
@@ -27,6 +29,32 @@ void check_split(const TensorSplit& s, const std::string& what, const Loss& loss
                              std::to_string(s.inputs.dim() ? s.inputs.size(0) : 0) + " inputs but " +
                              std::to_string(s.targets.dim() ? s.targets.size(0) : 0) + " targets");
   loss.check_targets(s.targets, info, what);
+}
+
+// Test samples shaped unlike training ones would be scored wrongly (or fail
+// deep inside the model): refused with both shapes.
+void check_test_inputs(const torch::Tensor& test_inputs, const DataInfo& info, const std::string& dataset) {
+  const auto sample = test_inputs.sizes().slice(1).vec();
+  if (test_inputs.dim() >= 1 && sample != info.input_shape)
+    throw std::runtime_error("data (plugin '" + dataset + "'): test samples have shape " +
+                             c10::str(c10::IntArrayRef(sample)) + " but training samples " +
+                             c10::str(c10::IntArrayRef(info.input_shape)));
+}
+
+// Class counts inferred as max label + 1 grow with one stray label (a 57 among
+// 0..9): most classes would then have no sample, silently. Refused.
+void check_classes_present(const torch::Tensor& targets, const DataInfo& info, const std::string& dataset) {
+  // Only where every real class would show up: ten samples a class at least.
+  if (info.num_classes <= 2 || targets.scalar_type() != torch::kLong || targets.dim() != 1 ||
+      targets.size(0) < 10 * info.num_classes)
+    return;
+  const auto counts = torch::bincount(targets.clamp(0, info.num_classes - 1), {}, info.num_classes);
+  const auto empty = counts.eq(0).sum().item<std::int64_t>();
+  if (empty * 2 > info.num_classes)
+    throw std::runtime_error("data (plugin '" + dataset + "'): " + std::to_string(empty) + " of " +
+                             std::to_string(info.num_classes) + " classes have no training sample (largest label " +
+                             std::to_string(targets.max().item<std::int64_t>()) +
+                             "): a stray label? Fix the labels, or set the class count explicitly");
 }
 
 // A classifier must score every class the data has: a narrower output makes
@@ -57,14 +85,19 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
     // Read batch by batch; targets are checked as batches arrive.
     all = DataSplit(streaming->train_source());
-    if (auto source = streaming->test_source()) test = DataSplit(source);
+    if (auto source = streaming->test_source()) {
+      if (source->size() > 0) check_test_inputs(source->fetch({0}, FetchOptions{}).inputs, data_info_, config_.data.record->name);
+      test = DataSplit(source);
+    }
     if (config_.data_workers > 0) pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
   } else {
     TensorSplit whole = data_->train();
     check_split(whole, "train", *loss_, data_info_);
+    if (loss_->classification()) check_classes_present(whole.targets, data_info_, config_.data.record->name);
     all = DataSplit(memory_source(std::move(whole)), {}, true);
     if (auto t = data_->test()) {
       check_split(*t, "test", *loss_, data_info_);
+      check_test_inputs(t->inputs, data_info_, config_.data.record->name);
       test = DataSplit(memory_source(std::move(*t)), {}, true);
     }
   }
@@ -119,12 +152,30 @@ void Trainer::intern_batch_keys() {
   k_metrics_.clear();
 }
 
+void Trainer::each_callback(const char* hook, const std::function<void(Callback&)>& call) {
+  for (std::size_t i = 0; i < callbacks_.size(); ++i) {
+    const std::string& name = config_.callbacks[i].record->name;
+    PluginScope scope(name.c_str(), hook);
+    try {
+      call(*callbacks_[i]);
+    } catch (const std::exception&) {
+      throw;  // callbacks' own messages say what went wrong; tests and users rely on them
+    } catch (...) {
+      throw std::runtime_error("callback '" + name + "' threw a non-standard exception in " + hook);
+    }
+  }
+}
+
 torch::Tensor Trainer::compute_loss(Batch& batch) {
-  batch.outputs = model_->forward(batch.inputs);
+  {
+    PluginScope scope(config_.model.record->name.c_str(), "model forward");
+    batch.outputs = model_->forward(batch.inputs);
+  }
   if (!outputs_checked_) {
     if (loss_->classification()) check_class_scores(batch.outputs, data_info_, config_.model.record->name);
     outputs_checked_ = true;
   }
+  PluginScope scope(config_.loss.record->name.c_str(), "loss compute");
   return loss_->compute(batch.outputs, batch.targets);
 }
 
@@ -179,20 +230,20 @@ void Trainer::train_epoch() {
     ++index;
     if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
     log.new_row();  // callbacks may add their own values to this batch's record
-    for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
+    each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
 
     if (index - 1 == group_start) optimizer_->zero_grad();
     batch.loss = compute_loss(batch);
     parallel_->set_gradient_sync(step_now);
     (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
     if (step_now) parallel_->finish_gradients();
-    for (auto& cb : callbacks_) cb->on_grad_computed(*this, batch);
+    each_callback("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(*this, batch); });
     if (step_now) optimizer_->step();
 
     log.put(k_train_loss_, batch.loss.item<double>());
     log.put(k_train_size_, static_cast<double>(x.size(0)));
     record_loss_metrics(batch, "train");
-    for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
+    each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
   }
 }
 
@@ -221,7 +272,7 @@ EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
     batch.index = index++;
     if (record) {
       log.new_row();
-      for (auto& cb : callbacks_) cb->on_batch_begin(*this, batch);
+      each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
     }
     batch.loss = compute_loss(batch);
     const double loss = batch.loss.item<double>();
@@ -236,7 +287,7 @@ EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
       if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
       log.put(k_valid_size_, size);
       record_loss_metrics(batch, "valid");
-      for (auto& cb : callbacks_) cb->on_batch_end(*this, batch);
+      each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
     }
   }
   parallel_->all_reduce_sum(sums);
@@ -295,8 +346,22 @@ void Trainer::request_stop(const std::string& reason) {
   stop_ = true;
 }
 
+namespace {
+
+// A checkpoint is one directory right under checkpoint_root(); names starting
+// with '.' are skein's own (half-written .tmp-*, replaced .old-*).
+void check_checkpoint_name(const std::string& name, const char* what) {
+  if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos || name.find('\0') != std::string::npos)
+    throw ConfigError(std::string(what) + " '" + name +
+                      "' is not a checkpoint name (one directory name, not starting with '.', no '/')");
+}
+
+}  // namespace
+
 void Trainer::request_checkpoint(const std::string& name,
                                  const std::vector<std::string>& remove_after) {
+  check_checkpoint_name(name, "request_checkpoint: checkpoint");
+  for (const auto& old : remove_after) check_checkpoint_name(old, "request_checkpoint: remove_after");
   pending_checkpoints_.push_back({name, remove_after});
 }
 
@@ -351,11 +416,12 @@ void Trainer::check_learning_rates() {
 }
 
 long Trainer::fit() {
-  for (auto& cb : callbacks_) cb->on_train_begin(*this);
+  if (run_.is_main() && !run_.run_dir.empty()) remove_partial_checkpoints(checkpoint_root());
+  each_callback("on_train_begin", [&](Callback& cb) { cb.on_train_begin(*this); });
   for (epoch_ = start_epoch_; epoch_ <= config_.max_epochs; ++epoch_) {
     const auto start = std::chrono::steady_clock::now();
     history_.new_epoch();
-    for (auto& cb : callbacks_) cb->on_epoch_begin(*this);
+    each_callback("on_epoch_begin", [&](Callback& cb) { cb.on_epoch_begin(*this); });
     check_learning_rates();
     train_epoch();
     if (valid_.size() > 0) evaluate(valid_, true);
@@ -364,14 +430,14 @@ long Trainer::fit() {
     std::vector<double> seconds{took.count()};
     parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
     summarize_epoch(seconds[0]);
-    for (auto& cb : callbacks_) cb->on_epoch_end(*this);
+    each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
     if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
     const bool stop = agree_on_stop();
     write_pending_checkpoints();
     if (stop) break;
   }
   const long done = std::min<long>(epoch_, config_.max_epochs);
-  for (auto& cb : callbacks_) cb->on_train_end(*this);
+  each_callback("on_train_end", [&](Callback& cb) { cb.on_train_end(*this); });
   backend_->close();
   return done;
 }

@@ -57,6 +57,21 @@ void fsync_path(const std::string& path, int flags) {
 
 // Test hooks (tests/test_runs.cpp): die while writing a checkpoint, as a
 // kill -9 would. SKEIN_TEST_CRASH_IN_CHECKPOINT=E: halfway through epoch E's.
+// torch::save writes some names (a submodule called like a TorchScript
+// keyword, say) that torch::load then cannot parse: found now, not at resume.
+void check_readable(const std::string& bytes, const char* file, const std::string& checkpoint) {
+  std::istringstream in(bytes);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(in);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint '" + checkpoint + "': " + file +
+                             " was written but cannot be read back, so it would not resume (a parameter, "
+                             "buffer or submodule name torch cannot store, such as a TorchScript keyword?): " +
+                             first_line(e.what()));
+  }
+}
+
 void maybe_crash_for_test(long epoch) {
   const char* at = std::getenv("SKEIN_TEST_CRASH_IN_CHECKPOINT");
   if (at && std::atol(at) == epoch) std::_Exit(86);
@@ -89,6 +104,29 @@ void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::st
 }
 
 }  // namespace
+
+void remove_partial_checkpoints(const std::string& root) {
+  boost::system::error_code ec;
+  std::vector<fs::path> partial;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0 || name.rfind(".old-", 0) == 0) partial.push_back(it->path());
+  }
+  for (const auto& p : partial) {
+    // A crash between install_checkpoint's two renames leaves the previous
+    // checkpoint only under .old-NAME-PID: it goes back to NAME.
+    const std::string name = p.filename().string();
+    const auto dash = name.rfind('-');
+    if (name.rfind(".old-", 0) == 0 && dash > 5) {
+      const fs::path original = p.parent_path() / name.substr(5, dash - 5);
+      if (!fs::exists(original, ec)) {
+        fs::rename(p, original, ec);
+        if (!ec) continue;
+      }
+    }
+    fs::remove_all(p, ec);
+  }
+}
 
 std::string find_latest_checkpoint(const std::string& root) {
   boost::system::error_code ec;
@@ -146,6 +184,7 @@ void Trainer::write_checkpoint(const std::string& name) {
   {
     std::ostringstream out;
     torch::save(model_, out);
+    check_readable(out.str(), "model.pt", name);
     put("model.pt", out.str());
   }
   put("model_state_dict.pt", state_dict_bytes(*model_));

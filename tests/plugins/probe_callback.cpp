@@ -15,6 +15,7 @@
 #include "probe_model.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 
 namespace {
 
@@ -32,6 +33,7 @@ class ProbeCallback final : public skein::Callback {
         stop_rank_(args.options.get_int("stop_rank")),
         fail_at_(args.options.get_int("fail_at")),
         fail_rank_(args.options.get_int("fail_rank")),
+        throw_int_at_(args.options.get_int("throw_int_at")),
         use_model_(args.options.get_bool("use_model")),
         freeze_(args.options.get_bool("freeze")),
         dump_(args.options.get_bool("dump")),
@@ -49,6 +51,7 @@ class ProbeCallback final : public skein::Callback {
     if (fail_at_ > 0 && ctx.epoch() == fail_at_ && (fail_rank_ < 0 || fail_rank_ == ctx.run().rank) &&
         this_attempt())
       throw std::runtime_error("probe failure on rank " + std::to_string(ctx.run().rank));
+    if (throw_int_at_ > 0 && ctx.epoch() == throw_int_at_) throw 42;  // not a std::exception
   }
   void on_batch_begin(skein::TrainContext& ctx, const skein::Batch& b) override {
     events_ += b.training ? "b" : "v";
@@ -103,7 +106,8 @@ class ProbeCallback final : public skein::Callback {
 
  private:
   static std::string file(skein::TrainContext& ctx, const std::string& what, const std::string& ext) {
-    return ctx.run().run_dir + "/probe_" + what + "_rank" + std::to_string(ctx.run().rank) + ext;
+    return skein::run_output_path(ctx.run(), "probe_" + what + "_rank" + std::to_string(ctx.run().rank) + ext,
+                                  "probe_callback:");
   }
 
   // Faults fire in every attempt, or only in attempt `only_attempt_` of a
@@ -131,7 +135,7 @@ class ProbeCallback final : public skein::Callback {
     }
   }
 
-  long stop_at_, stop_rank_, fail_at_, fail_rank_;
+  long stop_at_, stop_rank_, fail_at_, fail_rank_, throw_int_at_;
   bool use_model_, freeze_, dump_;
   double stop_below_;
   long only_attempt_, signal_at_;
@@ -148,6 +152,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("stop_rank", integer, "-1", "Only this rank requests it (-1: all)"),
              SKEIN_OPTION("fail_at", integer, "0", "Throw at the start of this epoch (0: never)"),
              SKEIN_OPTION("fail_rank", integer, "-1", "Only on this rank (-1: all)"),
+             SKEIN_OPTION("throw_int_at", integer, "0", "Throw an int (no std::exception) at the start of this epoch"),
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),
              SKEIN_OPTION("freeze", boolean, "false", "Zero every gradient (parameters never change)"),
              SKEIN_OPTION("dump", boolean, "false", "Write probe_* files into the run directory"),

@@ -1,25 +1,25 @@
 // Callback "jsonl": appends one JSON object per epoch (the epoch's values
 // without its batches) to <run_dir>/metrics.jsonl, and optionally one per
 // batch. Main rank only; each line is flushed as written.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 
 namespace {
 
 class Jsonl final : public skein::Callback {
  public:
   explicit Jsonl(const skein::PluginArgs& args)
-      : file_(args.options.get_string("file")), batches_(args.options.get_bool("batches")) {
-    if (file_.empty()) args.options.fail("file", "must name a file");
-  }
+      : path_(skein::run_output_path(args.options, "file", args.run)), batches_(args.options.get_bool("batches")) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
-    const std::string path = file_[0] == '/' ? file_ : ctx.run().run_dir + "/" + file_;
-    out_.open(path, std::ios::app);
-    if (!out_) throw std::runtime_error("jsonl: cannot open " + path);
+    out_.open(path_, std::ios::app);
+    if (!out_) throw std::runtime_error("jsonl: cannot open " + path_ + ": " + std::strerror(errno));
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {
@@ -43,9 +43,11 @@ class Jsonl final : public skein::Callback {
   void write(const nlohmann::json& line) {
     out_ << skein::encode_nonfinite(line).dump() << '\n';
     out_.flush();
+    // A full disk must stop the run, not leave a metrics file that silently ends early.
+    if (!out_) throw std::runtime_error("jsonl: cannot write " + path_ + ": " + std::strerror(errno));
   }
 
-  std::string file_;
+  std::string path_;
   bool batches_;
   std::ofstream out_;
 };

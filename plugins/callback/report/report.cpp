@@ -12,6 +12,7 @@
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 
 namespace {
 
@@ -111,9 +112,7 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& group
 
 class Report final : public skein::Callback {
  public:
-  explicit Report(const skein::PluginArgs& args) : file_(args.options.get_string("file")) {
-    if (file_.empty()) args.options.fail("file", "must name a file");
-  }
+  explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, "file", args.run)) {}
 
   void on_epoch_end(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
@@ -134,12 +133,11 @@ class Report final : public skein::Callback {
              << "</td><td>" << escape(it.value().value("version", "")) << "</td><td>"
              << escape(it.value().value("path", "")) << "</td></tr>\n";
     html << "</table>\n<h2>Config</h2>\n<pre>" << escape(config.dump(2)) << "</pre>\n</body></html>\n";
-    const std::string path = file_[0] == '/' ? file_ : ctx.run().run_dir + "/" + file_;
-    skein::write_file_atomic(path, html.str());
+    skein::write_file_atomic(path_, html.str());
   }
 
  private:
-  std::string file_;
+  std::string path_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "event_writer.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 
 namespace {
 
@@ -17,13 +18,11 @@ bool is_bookkeeping(const std::string& key) {
 class TensorBoard final : public skein::Callback {
  public:
   explicit TensorBoard(const skein::PluginArgs& args)
-      : dir_(args.options.get_string("dir")), batches_(args.options.get_bool("batches")) {
-    if (dir_.empty()) args.options.fail("dir", "must name a directory");
-  }
+      : dir_(skein::run_output_path(args.options, "dir", args.run)), batches_(args.options.get_bool("batches")) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
-    writer_ = std::make_unique<skein_tb::EventWriter>(dir_[0] == '/' ? dir_ : ctx.run().run_dir + "/" + dir_);
+    writer_ = std::make_unique<skein_tb::EventWriter>(dir_);
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {

@@ -18,6 +18,7 @@
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 
 namespace {
 
@@ -310,7 +311,7 @@ void save_classes(const skein::RunInfo& run, const std::vector<std::string>& cla
   if (!run.is_main() || run.run_dir.empty()) return;
   const nlohmann::json doc = {{"classes", classes}};
   // Labels need not be UTF-8 (a Latin-1 file): replace what JSON cannot hold.
-  skein::write_file_atomic(run.run_dir + "/csv_classes.json",
+  skein::write_file_atomic(skein::run_output_path(run, "csv_classes.json", "data (plugin 'csv'):"),
                            doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 

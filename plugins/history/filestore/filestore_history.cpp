@@ -13,33 +13,53 @@
 #include "../store_common/store_history.hpp"
 #include "skein/errors.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run_output.hpp"
 #include "skein/run_store.hpp"
 
 namespace fs = boost::filesystem;
 
 namespace {
 
-std::string store_path(const skein::PluginArgs& args) {
-  std::string path = args.options.get_string("path");
-  if (path.empty()) {
+struct StorePath {
+  std::string path;
+  bool ours = false;  // an earlier attempt of this run created it
+};
+
+StorePath store_path(const skein::PluginArgs& args) {
+  StorePath p;
+  if (args.options.get_string("path").empty()) {
     if (args.run.multi_node)
       args.options.fail("path", "must name a file on a filesystem every machine shares");
-    path = (fs::path(args.run.run_dir) / "history.filestore").string();
+    p.ours = skein::is_run_output(args.run, "history.filestore");  // asked before recording it
+    p.path = skein::run_output_path(args.run, "history.filestore", args.options.owner() + ": store file");
+  } else {
+    p.ours = skein::is_run_output(args.run, args.options.get_string("path"));
+    p.path = skein::run_output_path(args.options, "path", args.run);
   }
-  return path;
+  return p;
 }
 
 c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
-  const std::string path = store_path(args);
+  const StorePath where = store_path(args);
+  const std::string& path = where.path;
   const auto& run = args.run;
   boost::system::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  // A file left by a crashed run would confuse FileStore's clean-up count:
-  // rank 0 removes it before anyone opens it.
+  // A file left by a crashed attempt of this run would confuse FileStore's
+  // clean-up count: rank 0 removes it before anyone opens it. Any other file
+  // is not skein's to delete.
   const std::string ready_key = "skein/history/filestore_ready/" + run.run_id;
   const bool coordinated = run.world_size > 1 && args.store && *args.store;
-  if (run.rank == 0) fs::remove(path, ec);
-  else if (coordinated) args.store->store->wait({ready_key});
+  if (run.rank == 0) {
+    if (fs::exists(fs::symlink_status(path, ec))) {
+      if (!where.ours)
+        args.options.fail("path", "names '" + path + "', which exists and was not created by this run; " +
+                                      "skein never deletes a file it did not write (remove it yourself, or choose another path)");
+      fs::remove(path, ec);
+    }
+  } else if (coordinated) {
+    args.store->store->wait({ready_key});
+  }
   // FileStore opens its file only at the first operation, at the end of the
   // first epoch: a path that cannot be written is found here instead.
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -66,4 +86,4 @@ SKEIN_PLUGIN(FileStoreHistory, history, "filestore", "1.0.0",
              "History of all ranks merged each epoch through a c10d FileStore (no network)",
              SKEIN_OPTION("path", string, "\"\"",
                           "Store file (default: history.filestore in the run directory; across "
-                          "machines, a path on a shared filesystem)"))
+                          "machines, a path on a shared filesystem, which needs --allow-outside-run-dir)"))

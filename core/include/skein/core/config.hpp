@@ -16,6 +16,7 @@ struct ConfigSources {
   std::string config_path;           // may be empty: defaults + flags only
   std::vector<std::string> plugins;  // NAME[:key=value,...] or PATH.so[:key=value,...]
   std::vector<std::string> sets;     // dotted.key=VALUE
+  nlohmann::json base;               // when set: used instead of reading config_path (which names it)
 };
 
 // One activated plugin with its validated options.
@@ -37,14 +38,23 @@ struct RunConfig {
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
   PluginUse model, data, history, parallel, loss, optimizer;
   std::vector<PluginUse> callbacks;
+  // Config paths ("optimizer.lr", "callbacks.1") whose values came from the
+  // command line, each with the flag that set it: errors blame that flag.
+  std::vector<std::pair<std::string, std::string>> from_command_line;
+  std::string config_path;
 };
+
+// `message` (an error about a config value) prefixed with where that value
+// came from: the --set/--plugin flag that set it, else the config file.
+SKEIN_EXPORT std::string blame(const std::string& message, const RunConfig& config);
 
 // Parses a JSON config file; errors name the file (and line/column).
 SKEIN_EXPORT nlohmann::json read_config_file(const std::string& path);
 // Applies one dotted.key=VALUE (VALUE is JSON, or else a plain string).
 SKEIN_EXPORT void apply_set(nlohmann::json& config, const std::string& assignment);
-// Applies one --plugin spec (loading the file when it names one).
-SKEIN_EXPORT void apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
+// Applies one --plugin spec (loading the file when it names one); returns the
+// config path it set ("model", "callbacks.2").
+SKEIN_EXPORT std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, PluginRegistry& registry,
                        std::vector<std::string>& single_slots_taken);
 // Reads, merges and validates everything. Throws ConfigError / PluginError.
 SKEIN_EXPORT RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry);

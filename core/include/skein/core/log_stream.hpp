@@ -1,15 +1,20 @@
 #pragma once
+#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <streambuf>
+#include <string>
 
 #include "skein/export.hpp"
 
 namespace skein::core {
 
-// A streambuf writing to two others (stdout and the run's train.log).
+// A streambuf writing to two others (stdout and the run's train.log). The
+// second is synced at every line end, so a crash loses no finished line.
 class SKEIN_EXPORT TeeBuf : public std::streambuf {
  public:
   TeeBuf(std::streambuf* a, std::streambuf* b) : a_(a), b_(b) {}
+  void set_second(std::streambuf* b) { b_ = b; }
 
  protected:
   int overflow(int c) override;
@@ -21,17 +26,38 @@ class SKEIN_EXPORT TeeBuf : public std::streambuf {
   std::streambuf* b_;
 };
 
-// A stream that discards everything (the log of non-main ranks).
+// Discards everything (the log of non-main ranks).
+class SKEIN_EXPORT NullBuf : public std::streambuf {
+ protected:
+  int overflow(int c) override { return traits_type::not_eof(c); }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
+
+// A stream that discards everything.
 class SKEIN_EXPORT NullStream : public std::ostream {
  public:
   NullStream();
 
  private:
-  class NullBuf : public std::streambuf {
-   protected:
-    int overflow(int c) override { return traits_type::not_eof(c); }
-    std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
-  } buf_;
+  NullBuf buf_;
+};
+
+// The run's log: on rank 0, stdout at once and <run_dir>/train.log from
+// attach() on (what came before is written first), so that nothing is written
+// into the run directory before the run is known to start; elsewhere nothing.
+class SKEIN_EXPORT RunLog {
+ public:
+  explicit RunLog(bool main);
+  std::ostream& stream() { return out_; }
+  // Throws std::runtime_error when the file cannot be opened.
+  void attach(const std::string& path, bool append);
+
+ private:
+  std::stringbuf pending_;
+  std::filebuf file_;
+  TeeBuf tee_;
+  NullBuf null_;
+  std::ostream out_;
 };
 
 }  // namespace skein::core

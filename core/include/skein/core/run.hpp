@@ -28,24 +28,25 @@ struct TrainOutcome {
   std::optional<double> test_loss;
 };
 
-// Loads plugins, resolves the config, trains, and writes the run directory
-// (config.json, history.json, train.log, results.json).
+// Loads plugins, resolves the config, creates every plugin, and only then
+// takes the run directory (replacing a previous run there on --overwrite);
+// trains, and writes config.json, config_history.jsonl, history.json,
+// train.log and results.json. A start that fails before training leaves
+// nothing behind.
 SKEIN_EXPORT TrainOutcome run_training(const TrainRequest& request);
 
 // A registry filled from the default plugin directories, then `extra_dirs`.
 // SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
 SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
 
-// Throws ConfigError when `dir` already holds a run.
-SKEIN_EXPORT void check_run_dir_free(const std::string& dir);
-// For --overwrite: removes what a previous run left in `dir` (its files and
-// checkpoints; other files stay).
-SKEIN_EXPORT void clear_run_dir(const std::string& dir);
-
 // For --resume DIR: the run's config.json becomes the config file (flags and
 // --set still apply on top), and the run directory is DIR. Throws ConfigError
 // when DIR holds no run or no complete checkpoint.
 SKEIN_EXPORT void prepare_resume(TrainRequest& request);
+
+// Removes what a crash left while a checkpoint was written under `root`
+// (.tmp-* directories), restoring one that was being replaced (.old-*).
+SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
 
 // The newest complete checkpoint (an epoch_* directory) under `root`, or "".
 SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);

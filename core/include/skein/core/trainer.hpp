@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 // The training loop: builds every plugin of a RunConfig and runs the epochs.
 #include <chrono>
 #include <map>
@@ -70,6 +71,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
 
  private:
   void train_epoch();
+  // Runs `hook` of every callback in order, marking which plugin runs (for
+  // crash reports); a non-standard exception becomes one naming the plugin.
+  void each_callback(const char* hook, const std::function<void(Callback&)>& call);
   EvalResult evaluate(const DataSplit& split, bool record);
   // How batches of a pass are fetched (`salt` tells passes of one epoch apart).
   Prefetcher::Options prefetch_options(bool augment, std::uint64_t salt) const;
