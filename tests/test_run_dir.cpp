@@ -89,6 +89,14 @@ BOOST_AUTO_TEST_CASE(directory_states) {
   test::write_text(tmp.str("project/config.json"), "{}\n");
   BOOST_TEST((run_dir_state(tmp.str("project")) == RunDirState::foreign));
   BOOST_TEST((run_dir_state("/") == RunDirState::foreign));
+  // What a start killed before its first epoch left: skein's files only.
+  fs::create_directories(tmp.str("killed"));
+  test::write_text(tmp.str("killed/.skein-outputs"), "config.json\ntrain.log\n");
+  test::write_text(tmp.str("killed/config.json"), "{}\n");
+  test::write_text(tmp.str("killed/train.log"), "\n");
+  BOOST_TEST((run_dir_state(tmp.str("killed")) == RunDirState::fresh));
+  test::write_text(tmp.str("killed/history.json"), "[]\n");
+  BOOST_TEST((run_dir_state(tmp.str("killed")) == RunDirState::holds_run));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_holder_of_the_lock_is_refused) {

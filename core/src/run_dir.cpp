@@ -52,7 +52,10 @@ RunDirState run_dir_state(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) return RunDirState::foreign;
   const auto listed = run_files::read_list(dir);
   const bool has_list = fs::exists(fs::path(dir) / run_files::kOutputList, ec);
-  if (has_list && fs::exists(fs::path(dir) / "config.json", ec)) return RunDirState::holds_run;
+  // A run whose first epoch never ended (its start failed on another rank, or
+  // it was killed) left nothing worth keeping: the next run may clean it.
+  if (has_list && fs::exists(fs::path(dir) / "config.json", ec) && fs::exists(fs::path(dir) / "history.json", ec))
+    return RunDirState::holds_run;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!is_bookkeeping(name) && !contains(listed, name)) return RunDirState::foreign;

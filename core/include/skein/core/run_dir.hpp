@@ -11,8 +11,8 @@
 namespace skein::core {
 
 enum class RunDirState {
-  fresh,         // missing, empty, or only what a failed start of skein left
-  holds_run,     // a run (config.json) written by skein
+  fresh,         // missing, empty, or only what skein wrote for a run that never finished an epoch
+  holds_run,     // a run written by skein, with at least one epoch (history.json)
   foreign,       // files skein did not write: never touched
 };
 
