@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE bad_input
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
+
 #include <sstream>
 
 #include "skein/core/run_dir.hpp"
@@ -11,7 +13,7 @@
 // 2 for config and usage errors, 1 for bad data. Lines tested elsewhere:
 // resume with another world size, a damaged model file and an incomplete
 // checkpoint (test_runs), NaN loss (test_runs), a world-writable plugin
-// directory (test_plugin_loading).
+// directory (test_plugin_loading; also here).
 
 namespace fs = boost::filesystem;
 
@@ -61,6 +63,11 @@ struct Fixture {
   }
   test::CommandResult resume(const std::string& run, const std::string& args = "") {
     return test::run(test::in_private_network(kSkein + " train --resume " + run + " " + args));
+  }
+  // As train(), with environment variables ("NAME=VALUE ...") set.
+  test::CommandResult train_with_env(const std::string& env, const std::string& args) {
+    return test::run(test::in_private_network("env " + env + " " + kSkein + " train --plugin-dir " TEST_PLUGIN_DIR
+                                              " --config " + tmp.str("tiny.json") + " " + args));
   }
 };
 
@@ -377,6 +384,35 @@ BOOST_AUTO_TEST_CASE(non_finite_learning_rate) {
   expect(train("--run-dir " + tmp.str("sched") +
                " --plugin lr_scheduler:step_size=1,gamma=1e300 --set max_epochs=3"),
          1, "learning rate");
+}
+
+BOOST_AUTO_TEST_CASE(a_plugin_file_others_could_have_written) {
+  fs::create_directories(tmp.str("open"));
+  const std::string file = tmp.str("open/libtwin.so");
+  fs::copy_file(TWIN_PLUGIN_DIR_A "/libtest_twin_a.so", file);
+  ::chmod(tmp.str("open").c_str(), 0777);
+  const std::string why = "directory '" + tmp.str("open") + "' is world-writable";
+  expect(train("--plugin " + file), 2, "refused plugin file '" + file + "': " + why);
+  // Asked for by name, from a scanned directory: the reason, not "unknown plugin".
+  expect(train("--plugin-dir " + tmp.str("open") + " --plugin twin"), 2,
+         "plugin 'twin' (" + file + ") cannot be used: refused plugin directory");
+  ::chmod(tmp.str("open").c_str(), 0755);
+  ::chmod(file.c_str(), 0664);
+  expect(train("--plugin " + file), 2, "file '" + file + "' is group-writable");
+  // The one opt-out.
+  auto allowed = train_with_env("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR=1", "--run-dir " + tmp.str("unsafe") + " --plugin " + file);
+  BOOST_TEST(allowed.exit_code == 0, allowed.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
+  // Its static initializer would create the marker file.
+  const std::string marker = tmp.str("loaded"), lib = BROKEN_PLUGIN_DIR "/libtest_no_manifest.so";
+  expect(train_with_env("SKEIN_TEST_LOAD_MARKER=" + marker, "--plugin " + lib), 2,
+         "'" + lib + "' is not a Skein plugin: it has no .skein_manifest section");
+  BOOST_TEST(!fs::exists(marker), "--plugin PATH loaded a library without a manifest");
+  expect(train_with_env("SKEIN_TEST_LOAD_MARKER=" + marker, "--plugin-dir " BROKEN_PLUGIN_DIR " --plugin test_no_manifest"),
+         2, "plugin 'test_no_manifest' (" + lib + ") cannot be used: ");
+  BOOST_TEST(!fs::exists(marker), "scanning loaded a library without a manifest");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -30,6 +30,22 @@ std::string load_error(const std::string& file) {
   return test::message_of<PluginError>([&] { reg.load_file(std::string(BROKEN_PLUGIN_DIR) + "/" + file); });
 }
 
+// A copy of a working plugin (callback 'twin') at `path`.
+void copy_plugin(const std::string& path) {
+  boost::filesystem::copy_file(std::string(TWIN_PLUGIN_DIR_A) + "/libtest_twin_a.so", path);
+}
+
+// Sets an environment variable for the life of the object.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  const char* name_;
+};
+
+std::string require_error(const PluginRegistry& reg, const std::string& name) {
+  return test::message_of<PluginError>([&] { reg.require(name); });
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(bundled_plugins_are_discovered_with_their_metadata) {
@@ -57,13 +73,17 @@ BOOST_AUTO_TEST_CASE(bundled_plugins_are_discovered_with_their_metadata) {
 BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   PluginRegistry reg;
   reg.scan_directory(BROKEN_PLUGIN_DIR);
-  BOOST_TEST(reg.plugins().empty());
+  BOOST_TEST(reg.plugins().size() == 1u);  // no_entry: its manifest is fine, it fails when used
   BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
-  BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "cannot load plugin file"));
+  BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "has no .skein_manifest section"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 2.1, host supports 1.1"));
   BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 1.99, host supports 1.1"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_no_entry.so"), "has no entry point"));
+  skein::RunInfo run;
+  skein::Options opts("callbacks[0] (plugin 'no_entry')", nlohmann::json::object());
+  auto err = test::message_of<PluginError>(
+      [&] { reg.create<skein::Callback>(reg.require("no_entry"), skein::PluginArgs{opts, run, nullptr}); });
+  BOOST_TEST(contains(err, "has no entry point"), err);
 }
 
 BOOST_AUTO_TEST_CASE(explicitly_named_broken_files_are_errors_naming_the_file) {
@@ -71,7 +91,6 @@ BOOST_AUTO_TEST_CASE(explicitly_named_broken_files_are_errors_naming_the_file) {
   BOOST_TEST(contains(err, "Wrong API version on plugin"), err);
   BOOST_TEST(contains(err, "libtest_wrong_api.so"), err);
   BOOST_TEST(contains(load_error("libtest_not_a_plugin.so"), "not a Skein plugin"));
-  BOOST_TEST(contains(load_error("libtest_no_entry.so"), "no_entry"));
   BOOST_TEST(contains(load_error("libtext_file.so"), "libtext_file.so"));
 }
 
@@ -147,4 +166,96 @@ BOOST_AUTO_TEST_CASE(creating_a_plugin_as_the_wrong_kind_is_refused) {
   skein::Options opts("x", nlohmann::json::object());
   BOOST_CHECK_THROW(reg.create<skein::Callback>(reg.require("mlp"), skein::PluginArgs{opts, run, nullptr}),
                     skein::ConfigError);
+}
+
+BOOST_AUTO_TEST_CASE(a_group_writable_plugin_file_is_refused_and_the_reason_given_by_name) {
+  test::TempDir dir;
+  const std::string file = dir.str("libtwin.so");
+  copy_plugin(file);
+  ::chmod(file.c_str(), 0664);
+  PluginRegistry reg;
+  reg.scan_directory(dir.str());
+  BOOST_TEST(reg.find("twin") == nullptr);
+  BOOST_TEST(contains(problem_for(reg, file), "file '" + file + "' is group-writable"), problem_for(reg, file));
+  // Asked for by name, the error says why instead of "unknown plugin".
+  const auto by_name = require_error(reg, "twin");
+  BOOST_TEST(contains(by_name, "plugin 'twin' (" + file + ") cannot be used: refused plugin file"), by_name);
+  BOOST_TEST(contains(by_name, "group-writable"), by_name);
+  PluginRegistry direct;
+  const auto by_path = test::message_of<PluginError>([&] { direct.load_file(file); });
+  BOOST_TEST(contains(by_path, "refused plugin file '" + file + "'"), by_path);
+  BOOST_TEST(contains(by_path, "group-writable"), by_path);
+}
+
+BOOST_AUTO_TEST_CASE(a_world_writable_directory_above_the_plugin_is_refused_unless_sticky) {
+  test::TempDir dir;
+  boost::filesystem::create_directories(dir.str("open/inner"));
+  const std::string file = dir.str("open/inner/libtwin.so");
+  copy_plugin(file);
+  ::chmod(dir.str("open").c_str(), 0777);
+  PluginRegistry reg;
+  reg.scan_directory(dir.str("open/inner"));
+  BOOST_TEST(reg.find("twin") == nullptr);
+  const std::string why = "directory '" + dir.str("open") + "' is world-writable";
+  BOOST_TEST(contains(problem_for(reg, dir.str("open/inner")), why), problem_for(reg, dir.str("open/inner")));
+  BOOST_TEST(contains(require_error(reg, "twin"), why), require_error(reg, "twin"));
+  PluginRegistry direct;
+  BOOST_TEST(contains(test::message_of<PluginError>([&] { direct.load_file(file); }), why));
+  // Others cannot replace what they do not own in a sticky directory, as in /tmp.
+  ::chmod(dir.str("open").c_str(), 01777);
+  PluginRegistry sticky;
+  sticky.scan_directory(dir.str("open/inner"));
+  BOOST_TEST(sticky.find("twin") != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(a_symlink_to_a_plugin_in_an_unsafe_directory_is_refused) {
+  test::TempDir dir;
+  boost::filesystem::create_directories(dir.str("open"));
+  boost::filesystem::create_directories(dir.str("safe"));
+  copy_plugin(dir.str("open/libtwin.so"));
+  ::chmod(dir.str("open").c_str(), 0777);
+  boost::filesystem::create_symlink(dir.str("open/libtwin.so"), dir.str("safe/libtwin.so"));
+  PluginRegistry reg;
+  reg.scan_directory(dir.str("safe"));
+  BOOST_TEST(reg.find("twin") == nullptr);
+  const std::string problem = problem_for(reg, dir.str("safe/libtwin.so"));
+  BOOST_TEST(contains(problem, "is '" + dir.str("open/libtwin.so") + "'"), problem);
+  BOOST_TEST(contains(problem, "directory '" + dir.str("open") + "' is world-writable"), problem);
+  PluginRegistry direct;
+  const auto err = test::message_of<PluginError>([&] { direct.load_file(dir.str("safe/libtwin.so")); });
+  BOOST_TEST(contains(err, "world-writable"), err);
+}
+
+BOOST_AUTO_TEST_CASE(the_opt_out_allows_unsafe_files_but_never_a_missing_manifest) {
+  test::TempDir dir;
+  boost::filesystem::create_directories(dir.str("open"));
+  copy_plugin(dir.str("open/libtwin.so"));
+  ::chmod(dir.str("open/libtwin.so").c_str(), 0666);
+  ::chmod(dir.str("open").c_str(), 0777);
+  boost::filesystem::copy_file(std::string(BROKEN_PLUGIN_DIR) + "/libtest_no_manifest.so", dir.str("open/libnm.so"));
+  const std::string marker = dir.str("loaded");
+  ScopedEnv load_marker("SKEIN_TEST_LOAD_MARKER", marker);
+  ScopedEnv allow("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR", "1");
+  PluginRegistry reg;
+  reg.scan_directory(dir.str("open"));
+  BOOST_TEST(reg.find("twin") != nullptr);
+  BOOST_TEST(contains(problem_for(reg, "libnm.so"), "has no .skein_manifest section"));
+  BOOST_TEST(contains(require_error(reg, "nm"), "has no .skein_manifest section"), require_error(reg, "nm"));
+  BOOST_TEST(!boost::filesystem::exists(marker), "the manifest-less library was loaded");
+}
+
+BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
+  test::TempDir dir;
+  const std::string marker = dir.str("loaded");
+  ScopedEnv load_marker("SKEIN_TEST_LOAD_MARKER", marker);
+  const std::string file = std::string(BROKEN_PLUGIN_DIR) + "/libtest_no_manifest.so";
+  PluginRegistry reg;
+  reg.scan_directory(BROKEN_PLUGIN_DIR);
+  BOOST_TEST(contains(problem_for(reg, "libtest_no_manifest.so"), "has no .skein_manifest section"));
+  BOOST_TEST(contains(require_error(reg, "test_no_manifest"), "not loaded"), require_error(reg, "test_no_manifest"));
+  BOOST_TEST(!boost::filesystem::exists(marker), "scanning loaded the manifest-less library");
+  PluginRegistry direct;
+  const auto err = test::message_of<PluginError>([&] { direct.load_file(file); });
+  BOOST_TEST(contains(err, "'" + file + "' is not a Skein plugin: it has no .skein_manifest section"), err);
+  BOOST_TEST(!boost::filesystem::exists(marker), "naming the manifest-less library loaded it");
 }

@@ -1,17 +1,35 @@
 #include "skein/core/elf_section.hpp"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <functional>
+#include <memory>
+#include <string_view>
 
 namespace skein::core {
 
+namespace {
+constexpr std::uint64_t kMaxSectionBytes = 16u << 20;  // a manifest is a few KiB
+}  // namespace
+
 std::optional<std::string> read_elf_section(const std::string& path, const std::string& name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Mapped, not read: a huge file named like a plugin costs no memory.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  void* base = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    base = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) return std::nullopt;
+  const auto length = static_cast<std::size_t>(st.st_size);
+  std::unique_ptr<void, std::function<void(void*)>> unmap(base, [length](void* p) { ::munmap(p, length); });
+  const std::string_view file(static_cast<const char*>(base), length);
   // Every read below is bounds-checked: the file may be anything.
   auto fits = [&](std::uint64_t offset, std::uint64_t size) {
     return offset <= file.size() && size <= file.size() - offset;
@@ -37,8 +55,9 @@ std::optional<std::string> read_elf_section(const std::string& path, const std::
     const char* n = file.data() + names.sh_offset + sh.sh_name;
     const std::size_t max = names.sh_size - sh.sh_name;
     if (strnlen(n, max) != name.size() || std::memcmp(n, name.data(), name.size()) != 0) continue;
-    if (sh.sh_type == SHT_NOBITS || !fits(sh.sh_offset, sh.sh_size)) return std::nullopt;
-    return file.substr(sh.sh_offset, sh.sh_size);
+    if (sh.sh_type == SHT_NOBITS || !fits(sh.sh_offset, sh.sh_size) || sh.sh_size > kMaxSectionBytes)
+      return std::nullopt;
+    return std::string(file.substr(sh.sh_offset, sh.sh_size));
   }
   return std::nullopt;
 }

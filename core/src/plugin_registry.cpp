@@ -1,7 +1,5 @@
 #include "skein/core/plugin_registry.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -11,6 +9,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/core/elf_section.hpp"
+#include "skein/core/plugin_file_check.hpp"
 #include "skein/core/suggest.hpp"
 #include "skein/json.hpp"
 #include "skein/errors.hpp"
@@ -65,12 +64,35 @@ void check_fingerprint(const std::string& fingerprint, const std::string& name, 
                       "', host expects '" + host_fingerprint() + "'");
 }
 
+void check_file_safety(const std::string& path) {
+  const std::string why = unsafe_file_reason(path);
+  if (!why.empty()) throw PluginError("refused plugin file '" + path + "': " + why);
+}
+
+// The names a file could be asked for by: "foo" for libfoo.so and foo.so.
+std::string name_from_file(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  return stem.rfind("lib", 0) == 0 ? stem.substr(3) : stem;
+}
+
 }  // namespace
 
+// Nothing of a file is loaded before it passes here: a file without a
+// manifest is never dlopen'ed, as its static initializers would run.
 PluginRecord PluginRegistry::inspect(const std::string& path) const {
+  check_file_safety(path);
   if (auto rec = read_manifest(path)) return std::move(*rec);
-  debug(path + " has no manifest section: loading it to read skein_plugin_info");
-  return load_library(path);
+  throw PluginError("'" + path + "' is not a Skein plugin: it has no " + SKEIN_MANIFEST_SECTION +
+                    " section (SKEIN_PLUGIN writes one); not loaded");
+}
+
+void PluginRegistry::remember_refused(const std::string& path, const std::string& why) {
+  std::vector<std::string> names{name_from_file(path)};
+  try {
+    if (auto rec = read_manifest(path)) names.push_back(rec->name);  // reads, never loads
+  } catch (const std::exception&) {
+  }
+  for (const auto& n : names) refused_.emplace(n, "plugin '" + n + "' (" + path + ") cannot be used: " + why);
 }
 
 std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& path) const {
@@ -120,6 +142,7 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
 
 void PluginRegistry::ensure_loaded(const PluginRecord& rec) const {
   if (rec.library) return;
+  check_file_safety(rec.path);  // again: the file may have changed since discovery
   PluginRecord loaded = load_library(rec.path);
   if (loaded.name != rec.name || loaded.kind != rec.kind)
     throw PluginError("plugin file '" + rec.path + "': its manifest says " + to_string(rec.kind) + " '" +
@@ -214,23 +237,20 @@ void PluginRegistry::scan_directory(const std::string& dir) {
     debug("skipped " + dir + ": not a directory");
     return;
   }
-  // Anyone could drop code into a world-writable directory: refuse it
-  // unless the user says otherwise.
-  struct stat st {};
-  const char* allow = std::getenv("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR");
-  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) && !(allow && std::string(allow) == "1")) {
-    const std::string msg = "refused plugin directory '" + dir +
-                            "': it is world-writable (chmod o-w it, or set SKEIN_ALLOW_UNSAFE_PLUGIN_DIR=1)";
-    debug(msg);
-    problems_.push_back({dir, msg});
-    return;
-  }
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto& p = it->path();
     if (p.extension() == ".so" && fs::is_regular_file(p)) files.push_back(p);
   }
   std::sort(files.begin(), files.end());
+  // Anyone could drop code into a directory others can write to.
+  if (const std::string why = unsafe_directory_reason(dir); !why.empty()) {
+    const std::string msg = "refused plugin directory '" + dir + "': " + why;
+    debug(msg);
+    problems_.push_back({dir, msg});
+    for (const auto& p : files) remember_refused(p.string(), msg);
+    return;
+  }
   debug("scanning " + dir + " (" + std::to_string(files.size()) + " .so files)");
   for (const auto& p : files) {
     std::string canonical = fs::weakly_canonical(p, ec).string();
@@ -239,8 +259,9 @@ void PluginRegistry::scan_directory(const std::string& dir) {
     try {
       add(inspect(p.string()), false);
     } catch (const PluginError& e) {
-      debug(std::string("rejected ") + p.string() + ": " + e.what());
+      debug("refused " + p.string() + ": " + e.what());
       problems_.push_back({p.string(), e.what()});
+      remember_refused(p.string(), e.what());
     }
   }
 }
@@ -277,6 +298,7 @@ const PluginRecord& PluginRegistry::require(const std::string& name) const {
                       " (remove one, or name the file with --plugin PATH)");
   }
   if (const auto* rec = find(name)) return *rec;
+  if (auto refused = refused_.find(name); refused != refused_.end()) throw PluginError(refused->second);
   std::vector<std::string> names;
   for (const auto& [n, r] : by_name_) names.push_back(n);
   throw ConfigError("unknown plugin '" + name + "'" + did_you_mean(name, names) +

@@ -48,14 +48,15 @@ class SKEIN_EXPORT PluginRegistry {
   // When set, every discovery decision is printed to stderr (SKEIN_DEBUG_PLUGINS=1).
   void set_debug(bool on) { debug_ = on; }
 
-  // Scans a directory for *.so files. Bad files become problems(), never errors.
+  // Scans a directory for *.so files. Bad files become problems(), never errors;
+  // a file or directory others could have written is refused (plugin_file_check.hpp).
   void scan_directory(const std::string& dir);
   // Loads one file named explicitly; throws PluginError when it is not usable.
   // An explicit file wins over a discovered plugin of the same name.
   const PluginRecord& load_file(const std::string& path);
 
   // Looks a plugin up by name; throws ConfigError (unknown, with suggestion)
-  // or PluginError (ambiguous: two files declare the name).
+  // or PluginError (ambiguous: two files declare the name; or its file was refused, and why).
   const PluginRecord& require(const std::string& name) const;
   const PluginRecord* find(const std::string& name) const;
 
@@ -78,6 +79,7 @@ class SKEIN_EXPORT PluginRegistry {
   PluginRecord load_library(const std::string& path) const;
   void ensure_loaded(const PluginRecord& rec) const;
   void add(PluginRecord rec, bool explicit_file);
+  void remember_refused(const std::string& path, const std::string& why);
   void debug(const std::string& msg) const;
 
   std::map<std::string, PluginRecord> by_name_;
@@ -85,6 +87,7 @@ class SKEIN_EXPORT PluginRegistry {
   std::map<std::string, bool> explicit_;                        // name -> loaded explicitly
   std::vector<std::string> seen_paths_;
   std::vector<PluginProblem> problems_;
+  std::map<std::string, std::string> refused_;  // name -> why its file was refused
   bool debug_ = false;
 };
 
