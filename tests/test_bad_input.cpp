@@ -415,4 +415,13 @@ BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
   BOOST_TEST(!fs::exists(marker), "scanning loaded a library without a manifest");
 }
 
+BOOST_AUTO_TEST_CASE(a_plugin_constructor_that_throws_is_named) {
+  // A bare ConfigError (no plugin name in it) stays a config error, named.
+  expect(train("--plugin throws_config_error"), 2,
+         "callbacks[0] (plugin 'throws_config_error'): option 'level' is out of range");
+  // `throw 42;`
+  expect(train("--plugin throws_non_standard"), 1,
+         "callbacks[0] (plugin 'throws_non_standard'): the plugin threw a non-standard exception while being created");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -317,17 +317,28 @@ void* PluginRegistry::create_raw(const PluginRecord& rec, const PluginArgs& args
     throw ConfigError("plugin '" + rec.name + "' is a " + to_string(rec.kind) + " plugin, not a " +
                       to_string(expected) + " plugin");
   ensure_loaded(rec);
+  // Every error names the plugin and where the config uses it ("model (plugin 'mlp')").
+  const std::string plugin = "plugin '" + rec.name + "'";
+  const std::string& owner = args.options.owner();
+  const std::string who = owner.empty()                             ? plugin
+                          : owner.find(plugin) == std::string::npos ? owner + " (" + plugin + ")"
+                                                                    : owner;
+  auto named = [&](const std::string& message) {
+    return message.rfind(who, 0) == 0 ? message : who + ": " + message;
+  };
   try {
     void* raw = rec.create(&args);
-    if (!raw) throw PluginError("plugin '" + rec.name + "': factory returned nothing");
+    if (!raw) throw PluginError(who + ": factory returned nothing");
     return raw;
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const PluginError&) {
-    throw;
+  } catch (const ConfigError& e) {
+    throw ConfigError(named(e.what()));
+  } catch (const PluginError& e) {
+    throw PluginError(named(e.what()));
   } catch (const std::exception& e) {
     // A failure inside a plugin (bad data, say) is a run failure, not a loading problem.
-    throw std::runtime_error("plugin '" + rec.name + "': " + e.what());
+    throw std::runtime_error(named(e.what()));
+  } catch (...) {
+    throw std::runtime_error(who + ": the plugin threw a non-standard exception while being created");
   }
 }
 
