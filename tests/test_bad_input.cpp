@@ -424,4 +424,12 @@ BOOST_AUTO_TEST_CASE(a_plugin_constructor_that_throws_is_named) {
          "callbacks[0] (plugin 'throws_non_standard'): the plugin threw a non-standard exception while being created");
 }
 
+BOOST_AUTO_TEST_CASE(a_model_too_large_for_this_machine) {
+  test::expect_one_error(train("--plugin 'mlp:hidden=[100000000000]'"), 2,
+                         {"model (plugin 'mlp'): option 'hidden' is too large: the model would need ",
+                          " of parameters (2.1e+12 float32 values), more than this machine's "});
+  expect(train("--set 'data.shape=[1,8,8]' --plugin 'cnn:channels=[100000000000]'"), 2,
+         "model (plugin 'cnn'): option 'channels' is too large: the model would need ");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

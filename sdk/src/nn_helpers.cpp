@@ -3,7 +3,10 @@
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/dropout.h>
 
+#include <cstdio>
+
 #include "skein/errors.hpp"
+#include "skein/memory.hpp"
 
 namespace skein {
 
@@ -28,6 +31,21 @@ double read_probability(const Options& options, const std::string& key) {
   const double p = options.get_number(key);
   if (!(p >= 0 && p < 1)) options.fail(key, "must be in [0, 1), got " + std::to_string(p));
   return p;
+}
+
+double linear_parameters(double in, double out) { return in * out + out; }
+
+double conv2d_parameters(double in, double out, double k) { return in * out * k * k + out; }
+
+void check_parameters_fit(const Options& options, const std::string& key, double parameters) {
+  const double bytes = parameters * sizeof(float);
+  const auto memory = physical_memory_bytes();
+  if (bytes <= static_cast<double>(memory)) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", parameters);
+  options.fail(key, "is too large: the model would need " + format_bytes(bytes) + " of parameters (" + count +
+                        " float32 values), more than this machine's " + format_bytes(static_cast<double>(memory)) +
+                        " of memory");
 }
 
 SequentialModel::SequentialModel() { register_module("net", net_); }

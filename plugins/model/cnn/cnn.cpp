@@ -18,10 +18,11 @@ class Cnn final : public skein::SequentialModel {
       opt.fail("channels", "needs image inputs [C, H, W]; the dataset gives " +
                                std::to_string(shape.size()) + "-d samples");
     const std::string act = opt.get_string("activation");
+    const auto blocks = opt.get_int_list("channels");
+    const auto hidden = opt.get_int("hidden");
+    check_size(opt, shape, blocks, hidden, args.data->num_classes);
     std::int64_t channels = shape[0], h = shape[1], w = shape[2];
-    for (auto c : opt.get_int_list("channels")) {
-      if (c <= 0) opt.fail("channels", "must be positive");
-      if (h < 2 || w < 2) opt.fail("channels", "has more pooling stages than the image allows");
+    for (auto c : blocks) {
       net_->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, c, 3).padding(1)));
       add_activation_and_dropout(act, 0.0, opt.owner());
       net_->push_back(torch::nn::MaxPool2d(2));
@@ -29,12 +30,31 @@ class Cnn final : public skein::SequentialModel {
       h /= 2;
       w /= 2;
     }
-    const auto hidden = opt.get_int("hidden");
-    if (hidden <= 0) opt.fail("hidden", "must be positive");
     net_->push_back(torch::nn::Flatten());
     net_->push_back(torch::nn::Linear(channels * h * w, hidden));
     add_activation_and_dropout(act, skein::read_probability(opt, "dropout"), opt.owner());
     net_->push_back(torch::nn::Linear(hidden, args.data->num_classes));
+  }
+
+ private:
+  // Checks the options before any layer is made (and allocated).
+  static void check_size(const skein::Options& opt, const std::vector<std::int64_t>& shape,
+                         const std::vector<std::int64_t>& blocks, std::int64_t hidden, std::int64_t classes) {
+    double channels = static_cast<double>(shape[0]), parameters = 0;
+    std::int64_t h = shape[1], w = shape[2];
+    for (auto c : blocks) {
+      if (c <= 0) opt.fail("channels", "must be positive");
+      if (h < 2 || w < 2) opt.fail("channels", "has more pooling stages than the image allows");
+      parameters += skein::conv2d_parameters(channels, static_cast<double>(c), 3);
+      channels = static_cast<double>(c);
+      h /= 2;
+      w /= 2;
+    }
+    skein::check_parameters_fit(opt, "channels", parameters);
+    if (hidden <= 0) opt.fail("hidden", "must be positive");
+    parameters += skein::linear_parameters(channels * static_cast<double>(h * w), static_cast<double>(hidden)) +
+                  skein::linear_parameters(static_cast<double>(hidden), static_cast<double>(classes));
+    skein::check_parameters_fit(opt, "hidden", parameters);
   }
 };
 

@@ -11,10 +11,20 @@ class Mlp final : public skein::SequentialModel {
   explicit Mlp(const skein::PluginArgs& args) {
     const auto& opt = args.options;
     const double dropout = skein::read_probability(opt, "dropout");
+    const auto widths = opt.get_int_list("hidden");
     std::int64_t in = skein::flat_size(args.data->input_shape);
-    net_->push_back(torch::nn::Flatten());
-    for (auto width : opt.get_int_list("hidden")) {
+    double parameters = 0;
+    for (auto width : widths) {
       if (width <= 0) opt.fail("hidden", "sizes must be positive");
+      parameters += skein::linear_parameters(static_cast<double>(in), static_cast<double>(width));
+      in = width;
+    }
+    parameters += skein::linear_parameters(static_cast<double>(in), static_cast<double>(args.data->num_classes));
+    skein::check_parameters_fit(opt, "hidden", parameters);
+
+    in = skein::flat_size(args.data->input_shape);
+    net_->push_back(torch::nn::Flatten());
+    for (auto width : widths) {
       net_->push_back(torch::nn::Linear(in, width));
       add_activation_and_dropout(opt.get_string("activation"), dropout, opt.owner());
       in = width;
