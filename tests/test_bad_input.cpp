@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <sstream>
 
@@ -422,6 +423,36 @@ BOOST_AUTO_TEST_CASE(a_plugin_constructor_that_throws_is_named) {
   // `throw 42;`
   expect(train("--plugin throws_non_standard"), 1,
          "callbacks[0] (plugin 'throws_non_standard'): the plugin threw a non-standard exception while being created");
+}
+
+BOOST_AUTO_TEST_CASE(idx_header_declaring_more_than_the_file_or_memory_holds) {
+  test::TempDir data;
+  test::write_tiny_mnist(data.str(), 10, 10, true);
+  const std::string images = data.str("train-images-idx3-ubyte.gz");
+  test::write_idx(images, {4000000000u, 28, 28}, {}, true);
+  expect(train("--plugin idx:dir=" + data.str()), 1, images + ": header promises 3136000000000 bytes of data, more than a gzip file of");
+  fs::remove(images);
+  // A plain (sparse) file as large as its header says, larger than any machine's memory.
+  const std::string plain = data.str("train-images-idx3-ubyte");
+  test::write_idx(plain, {1000000, 1000, 1000}, {}, false);
+  fs::resize_file(plain, 16 + 1000000000000ull);
+  expect(train("--plugin idx:dir=" + data.str()), 1, plain + ": header promises 1000000000000 bytes of data, more than this machine's memory");
+}
+
+BOOST_AUTO_TEST_CASE(idx_gzip_bomb_is_not_inflated_past_its_header) {
+  test::TempDir data;
+  test::write_tiny_mnist(data.str(), 10, 10, true);
+  // 10 images declared, then 200 MiB of zeros: a few hundred KiB compressed.
+  const std::string images = data.str("train-images-idx3-ubyte.gz");
+  gzFile f = gzopen(images.c_str(), "wb9");
+  BOOST_REQUIRE(f);
+  const std::string header("\0\0\x08\x03\0\0\0\x0a\0\0\0\x1c\0\0\0\x1c", 16);
+  gzwrite(f, header.data(), static_cast<unsigned>(header.size()));
+  const std::vector<char> zeros(1 << 20, 0);
+  for (int i = 0; i < 200; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(f);
+  BOOST_TEST(fs::file_size(images) < 1000000u);
+  expect(train("--plugin idx:dir=" + data.str()), 1, images + ": more data than its header declares (7840 bytes)");
 }
 
 BOOST_AUTO_TEST_CASE(a_model_too_large_for_this_machine) {

@@ -4,6 +4,7 @@
 
 #include "idx_file.hpp"
 #include "skein/dataset.hpp"
+#include "skein/memory.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
@@ -42,8 +43,8 @@ class IdxDataset final : public skein::InMemoryDataset {
 
   skein::TensorSplit load(const std::string& images_key, const std::string& labels_key) {
     const std::string images_path = find(images_key), labels_path = find(labels_key);
-    skein_idx::IdxArray images = skein_idx::read_idx(images_path);
-    skein_idx::IdxArray labels = skein_idx::read_idx(labels_path);
+    skein_idx::IdxArray images = skein_idx::read_idx(images_path, skein::physical_memory_bytes());
+    skein_idx::IdxArray labels = skein_idx::read_idx(labels_path, skein::physical_memory_bytes());
     if (images.dims.size() < 2)
       throw std::runtime_error(images_path + ": expected images with at least 2 dimensions");
     if (labels.dims.size() != 1)

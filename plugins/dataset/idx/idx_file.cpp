@@ -1,7 +1,9 @@
 #include "idx_file.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -10,39 +12,27 @@ namespace skein_idx {
 
 namespace {
 
-// gzread reads gzip and plain files alike.
-std::vector<std::uint8_t> read_all(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error(path + ": cannot open");
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(f, gzclose);
-  std::vector<std::uint8_t> out;
-  std::uint8_t chunk[1 << 16];
-  for (;;) {
-    int n = gzread(f, chunk, sizeof chunk);
-    if (n < 0) {
-      int err = 0;
-      const char* msg = gzerror(f, &err);
-      throw std::runtime_error(path + ": corrupt or truncated gzip data (" + msg + ")");
-    }
-    if (n == 0) break;
-    out.insert(out.end(), chunk, chunk + n);
-  }
-  return out;
-}
+// Deflate never inflates more than 1032 times (zlib's technical details):
+// a bound on what a gzip file of a given size can hold.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
 std::uint32_t big_endian_u32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
          std::uint32_t{p[3]};
 }
 
-}  // namespace
+// The header at the start of `bytes` (`size` of them, maybe more to come):
+// dims and the header's length. Throws when it is incomplete or invalid.
+struct Header {
+  std::vector<std::int64_t> dims;
+  std::size_t length = 0;     // bytes before the data
+  std::uint64_t body = 0;     // product(dims): bytes of data
+};
 
-IdxArray read_idx(const std::string& path) { return parse_idx(read_all(path), path); }
-
-IdxArray parse_idx(const std::vector<std::uint8_t>& bytes, const std::string& path) {
-  // Header: two zero bytes, a type code (0x08 = unsigned byte), the number of
+Header parse_header(const std::uint8_t* bytes, std::size_t size, const std::string& path) {
+  // Two zero bytes, a type code (0x08 = unsigned byte), the number of
   // dimensions, then one big-endian uint32 per dimension.
-  if (bytes.size() < 4) throw std::runtime_error(path + ": too short for an IDX header");
+  if (size < 4) throw std::runtime_error(path + ": too short for an IDX header");
   if (bytes[0] != 0 || bytes[1] != 0) {
     char magic[16];
     std::snprintf(magic, sizeof magic, "0x%02x%02x%02x%02x", bytes[0], bytes[1], bytes[2], bytes[3]);
@@ -53,23 +43,93 @@ IdxArray parse_idx(const std::vector<std::uint8_t>& bytes, const std::string& pa
                              " is not supported (only unsigned byte, 0x08)");
   const std::size_t ndims = bytes[3];
   if (ndims == 0) throw std::runtime_error(path + ": IDX file declares no dimensions");
-  const std::size_t header = 4 + 4 * ndims;
-  if (bytes.size() < header) throw std::runtime_error(path + ": truncated IDX header");
-  IdxArray arr;
-  std::size_t expected = 1;
+  Header h;
+  h.length = 4 + 4 * ndims;
+  if (size < h.length) throw std::runtime_error(path + ": truncated IDX header");
+  h.body = 1;
   for (std::size_t i = 0; i < ndims; ++i) {
-    arr.dims.push_back(big_endian_u32(&bytes[4 + 4 * i]));
-    if (__builtin_mul_overflow(expected, static_cast<std::size_t>(arr.dims.back()), &expected))
+    h.dims.push_back(big_endian_u32(&bytes[4 + 4 * i]));
+    if (__builtin_mul_overflow(h.body, static_cast<std::uint64_t>(h.dims.back()), &h.body))
       throw std::runtime_error(path + ": IDX dimensions too large (their product overflows)");
   }
-  const std::size_t body = bytes.size() - header;
-  if (body < expected)
-    throw std::runtime_error(path + ": truncated: header promises " + std::to_string(expected) +
-                             " bytes of data, file has " + std::to_string(body));
-  if (body > expected)
-    throw std::runtime_error(path + ": " + std::to_string(body - expected) +
-                             " unexpected bytes after the data");
-  arr.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  return h;
+}
+
+[[noreturn]] void truncated(const std::string& path, std::uint64_t expected, std::uint64_t got) {
+  throw std::runtime_error(path + ": truncated: header promises " + std::to_string(expected) +
+                           " bytes of data, file has " + std::to_string(got));
+}
+
+[[noreturn]] void trailing(const std::string& path, std::uint64_t extra) {
+  throw std::runtime_error(path + ": " + std::to_string(extra) + " unexpected bytes after the data");
+}
+
+using GzFile = std::unique_ptr<gzFile_s, int (*)(gzFile)>;
+
+// Reads up to n bytes; fewer only at the end of the data. gzread reads gzip
+// and plain files alike.
+std::size_t read_some(gzFile f, std::uint8_t* out, std::size_t n, const std::string& path) {
+  std::size_t done = 0;
+  while (done < n) {
+    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n - done, 1u << 30));
+    const int got = gzread(f, out + done, chunk);
+    if (got < 0) {
+      int err = 0;
+      throw std::runtime_error(path + ": corrupt or truncated gzip data (" + gzerror(f, &err) + ")");
+    }
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path, std::uint64_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw std::runtime_error(path + ": cannot open");
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  GzFile f(gzopen(path.c_str(), "rb"), gzclose);
+  if (!f) throw std::runtime_error(path + ": cannot open");
+
+  std::uint8_t head[4 + 4 * 255];
+  std::size_t got = read_some(f.get(), head, 4, path);
+  if (got == 4 && head[0] == 0 && head[1] == 0) got += read_some(f.get(), head + 4, 4 * std::size_t{head[3]}, path);
+  const Header h = parse_header(head, got, path);
+  const bool plain = gzdirect(f.get()) == 1;
+  // Checked before anything is allocated: the header may lie.
+  if (plain && file_size - h.length < h.body) truncated(path, h.body, file_size - h.length);
+  if (plain && file_size - h.length > h.body) trailing(path, file_size - h.length - h.body);
+  if (!plain && h.body / kMaxDeflateRatio > file_size)
+    throw std::runtime_error(path + ": header promises " + std::to_string(h.body) +
+                             " bytes of data, more than a gzip file of " + std::to_string(file_size) +
+                             " bytes can hold");
+  if (h.body > max_bytes)
+    throw std::runtime_error(path + ": header promises " + std::to_string(h.body) +
+                             " bytes of data, more than this machine's memory (" + std::to_string(max_bytes) +
+                             " bytes)");
+
+  IdxArray arr;
+  arr.dims = h.dims;
+  arr.data.resize(static_cast<std::size_t>(h.body));
+  const std::size_t body = read_some(f.get(), arr.data.data(), arr.data.size(), path);
+  if (body < h.body) truncated(path, h.body, body);
+  // Decompress no further than one byte past the declared size.
+  std::uint8_t more = 0;
+  if (read_some(f.get(), &more, 1, path) != 0)
+    throw std::runtime_error(path + ": more data than its header declares (" + std::to_string(h.body) +
+                             " bytes)");
+  return arr;
+}
+
+IdxArray parse_idx(const std::vector<std::uint8_t>& bytes, const std::string& path) {
+  const Header h = parse_header(bytes.data(), bytes.size(), path);
+  const std::uint64_t body = bytes.size() - h.length;
+  if (body < h.body) truncated(path, h.body, body);
+  if (body > h.body) trailing(path, body - h.body);
+  IdxArray arr;
+  arr.dims = h.dims;
+  arr.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(h.length), bytes.end());
   return arr;
 }
 
