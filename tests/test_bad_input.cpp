@@ -72,6 +72,32 @@ struct Fixture {
   }
 };
 
+// A 24-bit BMP of w x h pixels; its pixel rows only when `pixels` (stb_image
+// reads the missing rows of a truncated BMP as zeros).
+std::string bmp(std::int32_t w, std::int32_t h, bool pixels) {
+  const std::uint32_t row = (static_cast<std::uint32_t>(w) * 3 + 3) / 4 * 4, data = pixels ? row * h : 0;
+  std::string out = "BM";
+  auto u32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  auto u16 = [&](std::uint16_t v) { out += static_cast<char>(v & 0xff), out += static_cast<char>(v >> 8); };
+  u32(54 + data), u32(0), u32(54);                             // file header
+  u32(40), u32(static_cast<std::uint32_t>(w)), u32(static_cast<std::uint32_t>(h)), u16(1), u16(24);  // info header
+  u32(0), u32(data), u32(2835), u32(2835), u32(0), u32(0);
+  out.append(data, '\x80');
+  return out;
+}
+
+// The first bytes of a PNG declaring w x h RGB pixels (stb_image skips CRCs).
+std::string png_header(std::uint32_t w, std::uint32_t h) {
+  std::string out = "\x89PNG\r\n\x1a\n";
+  out += std::string("\0\0\0\x0dIHDR", 8);
+  for (auto v : {w, h})
+    for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
+  out += std::string("\x08\x02\0\0\0", 5) + std::string(4, '\0');  // 8-bit RGB; CRC
+  return out;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(bad_input, Fixture)
@@ -453,6 +479,21 @@ BOOST_AUTO_TEST_CASE(idx_gzip_bomb_is_not_inflated_past_its_header) {
   gzclose(f);
   BOOST_TEST(fs::file_size(images) < 1000000u);
   expect(train("--plugin idx:dir=" + data.str()), 1, images + ": more data than its header declares (7840 bytes)");
+}
+
+BOOST_AUTO_TEST_CASE(an_image_whose_header_declares_huge_dimensions) {
+  const std::string root = tmp.str("images");
+  fs::create_directories(root + "/a");
+  fs::create_directories(root + "/b");
+  for (const char* name : {"a/0.bmp", "a/1.bmp", "b/2.bmp", "b/3.bmp"}) test::write_text(root + "/" + name, bmp(4, 4, true));
+  // Met when its batch is read: 20000 x 20000 would decode to 1.2 GB.
+  test::write_text(root + "/b/4.bmp", bmp(20000, 20000, false));
+  expect(train("--run-dir " + tmp.str("big_bmp") + " --plugin image_folder:root=" + root), 1,
+         root + "/b/4.bmp: its header declares 20000x20000 pixels, too large");
+  // Met as the first image, which sets the samples' shape.
+  test::write_text(root + "/a/0.bmp", png_header(100000, 100000));
+  fs::rename(root + "/a/0.bmp", root + "/a/0.png");
+  expect(train("--plugin image_folder:root=" + root), 1, root + "/a/0.png: its header declares 100000x100000 pixels, too large");
 }
 
 BOOST_AUTO_TEST_CASE(a_model_too_large_for_this_machine) {

@@ -1,6 +1,7 @@
 #include "image_decode.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,15 +15,27 @@
 
 namespace skein_image {
 
-Shape probe(const std::string& path) {
-  int w = 0, h = 0, c = 0;
-  if (!stbi_info(path.c_str(), &w, &h, &c))
-    throw std::runtime_error(path + ": not an image this dataset reads (" + stbi_failure_reason() + ")");
-  // Gray with alpha counts as gray, RGBA as RGB: alpha is dropped.
-  return Shape{c <= 2 ? 1 : 3, h, w, false};
+namespace {
+
+// A header may claim any size: images beyond this many pixels (16384 x 16384,
+// 1 GiB decoded as RGBA) are refused before stb_image allocates anything.
+constexpr std::int64_t kMaxPixels = std::int64_t{1} << 28;
+
+void check_pixels(std::int64_t w, std::int64_t h, const std::string& path) {
+  if (w * h > kMaxPixels)
+    throw std::runtime_error(path + ": its header declares " + std::to_string(w) + "x" + std::to_string(h) +
+                             " pixels, too large (at most " + std::to_string(kMaxPixels) + " pixels are read)");
 }
 
-namespace {
+// stb_image refuses a PNG over 1 GiB itself, but stbi_info then tries the
+// other formats and reports "unknown image type": its size is read here.
+void check_png_size(const unsigned char* b, std::size_t n, const std::string& path) {
+  if (n < 24 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || std::memcmp(b + 12, "IHDR", 4) != 0) return;
+  auto be32 = [&](std::size_t at) {
+    return std::int64_t{b[at]} << 24 | std::int64_t{b[at + 1]} << 16 | std::int64_t{b[at + 2]} << 8 | b[at + 3];
+  };
+  check_pixels(be32(16), be32(20), path);
+}
 
 // The file's bytes in a buffer kept per thread: plain open/read/close costs
 // a third less than stb's stdio reading, and small images are I/O-bound.
@@ -31,9 +44,20 @@ std::size_t read_file(const std::string& path, std::vector<unsigned char>& buffe
   if (buffer.empty()) buffer.resize(1 << 16);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > INT32_MAX) {
+    ::close(fd);
+    throw std::runtime_error(path + ": too large an image file");
+  }
   std::size_t size = 0;
   for (;;) {
-    if (size == buffer.size()) buffer.resize(buffer.size() * 2);
+    if (size == buffer.size()) {
+      if (size > static_cast<std::size_t>(INT32_MAX)) {
+        ::close(fd);
+        throw std::runtime_error(path + ": too large an image file");
+      }
+      buffer.resize(buffer.size() * 2);
+    }
     const ssize_t n = ::read(fd, buffer.data() + size, buffer.size() - size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -47,14 +71,32 @@ std::size_t read_file(const std::string& path, std::vector<unsigned char>& buffe
   return size;
 }
 
+// The image's size from its header, refused when it is too large; `unreadable`
+// says what a file stb_image cannot read is.
+void read_header(const std::vector<unsigned char>& bytes, std::size_t size, const std::string& path,
+                 const char* unreadable, int& w, int& h, int& c) {
+  check_png_size(bytes.data(), size, path);
+  if (!stbi_info_from_memory(bytes.data(), static_cast<int>(size), &w, &h, &c))
+    throw std::runtime_error(path + ": " + unreadable + " (" + stbi_failure_reason() + ")");
+  check_pixels(w, h, path);
+}
+
 }  // namespace
+
+Shape probe(const std::string& path) {
+  int w = 0, h = 0, c = 0;
+  thread_local std::vector<unsigned char> bytes;
+  read_header(bytes, read_file(path, bytes), path, "not an image this dataset reads", w, h, c);
+  // Gray with alpha counts as gray, RGBA as RGB: alpha is dropped.
+  return Shape{c <= 2 ? 1 : 3, h, w, false};
+}
 
 void decode_into(const std::string& path, const Shape& shape, std::uint8_t* out) {
   int w = 0, h = 0, c = 0;
   const int channels = static_cast<int>(shape.channels);
   thread_local std::vector<unsigned char> bytes;
   const std::size_t size = read_file(path, bytes);
-  if (size > static_cast<std::size_t>(INT32_MAX)) throw std::runtime_error(path + ": too large an image file");
+  read_header(bytes, size, path, "cannot decode", w, h, c);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(bytes.data(), static_cast<int>(size), &w, &h, &c, channels), stbi_image_free);
   if (!pixels) throw std::runtime_error(path + ": cannot decode (" + std::string(stbi_failure_reason()) + ")");
