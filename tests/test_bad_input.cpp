@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include <torch/csrc/jit/serialization/pickle.h>
+
 #include "skein/core/run_dir.hpp"
 #include "test_support.hpp"
 
@@ -502,6 +504,26 @@ BOOST_AUTO_TEST_CASE(a_model_too_large_for_this_machine) {
                           " of parameters (2.1e+12 float32 values), more than this machine's "});
   expect(train("--set 'data.shape=[1,8,8]' --plugin 'cnn:channels=[100000000000]'"), 2,
          "model (plugin 'cnn'): option 'channels' is too large: the model would need ");
+}
+
+BOOST_AUTO_TEST_CASE(a_tensors_file_whose_records_claim_more_than_the_file_holds) {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  dict.insert("inputs", torch::zeros({4, 3}));
+  dict.insert("targets", torch::zeros({4}, torch::kLong));
+  std::vector<char> bytes = torch::pickle_save(dict);
+  // The central directory entry of a tensor record now claims 4 GB.
+  std::string zip(bytes.begin(), bytes.end());
+  bool patched = false;
+  for (auto at = zip.find("PK\x01\x02"); at != std::string::npos; at = zip.find("PK\x01\x02", at + 4)) {
+    const std::size_t name_length = static_cast<unsigned char>(zip[at + 28]) | static_cast<unsigned char>(zip[at + 29]) << 8;
+    if (!contains(zip.substr(at + 46, name_length), "/data/")) continue;  // a tensor's record
+    zip.replace(at + 24, 4, "\xf0\xff\xff\xff");
+    patched = true;
+    break;
+  }
+  BOOST_REQUIRE(patched);
+  test::write_text(tmp.str("big.pt"), zip);
+  expect(train("--plugin tensors:train=" + tmp.str("big.pt")), 1, "/data/0' declares 4294967280 bytes, more than the file of");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include "skein/errors.hpp"
+#include "zip_record_sizes.hpp"
 
 namespace skein {
 
@@ -230,6 +231,7 @@ namespace {
 
 // A zip archive written by torch.save: <archive>/data.pkl, tensors in <archive>/data/.
 c10::IValue unpickle(const std::string& path) {
+  check_zip_record_sizes(path);  // the reader allocates each record's declared size
   caffe2::serialize::PyTorchStreamReader reader(path);
   if (!reader.hasRecord("data.pkl")) throw std::runtime_error("no data.pkl in the archive");
   auto [pkl_ptr, pkl_size] = reader.getRecord("data.pkl");
