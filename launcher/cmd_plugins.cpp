@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -29,12 +30,20 @@ nlohmann::json describe_json(const core::PluginRecord& rec) {
 }
 
 void print_table(const core::PluginRegistry& registry) {
-  std::cout << std::left << std::setw(16) << "NAME" << std::setw(10) << "KIND" << std::setw(9)
-            << "VERSION" << "DESCRIPTION\n";
+  // Columns as wide as their longest entry plus two spaces: never run together.
+  std::size_t name_w = 4, kind_w = 4, version_w = 7;
   for (const auto* rec : registry.plugins()) {
-    std::cout << std::setw(16) << rec->name << std::setw(10) << to_string(rec->kind)
-              << std::setw(9) << rec->version << rec->description << "\n"
-              << std::setw(35) << "" << rec->path << "\n";
+    name_w = std::max(name_w, rec->name.size());
+    kind_w = std::max(kind_w, std::string(to_string(rec->kind)).size());
+    version_w = std::max(version_w, rec->version.size());
+  }
+  const auto col = [](std::size_t w) { return std::setw(static_cast<int>(w + 2)); };
+  std::cout << std::left << col(name_w) << "NAME" << col(kind_w) << "KIND" << col(version_w) << "VERSION"
+            << "DESCRIPTION\n";
+  for (const auto* rec : registry.plugins()) {
+    std::cout << col(name_w) << rec->name << col(kind_w) << to_string(rec->kind) << col(version_w)
+              << rec->version << rec->description << "\n"
+              << std::setw(static_cast<int>(name_w + kind_w + version_w + 6)) << "" << rec->path << "\n";
   }
 }
 

@@ -197,8 +197,8 @@ int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::st
   run_json["nproc_per_node"] = o.nproc_per_node;
   write_file_atomic(run_dir + "/run.json", run_json.dump(2) + "\n");
   if (!report.consistent && !report.enforced) {
-    std::cerr << "skein: warning: ranks kept their own histories (history 'local'); they differ, "
-                 "as expected without a synchronizing history backend" << std::endl;
+    std::cerr << "skein: warning: ranks kept their own histories (the history backend does not "
+                 "synchronize ranks); they differ, as expected" << std::endl;
   } else if (!report.consistent) {
     std::cerr << "skein: error: integrity check failed: " << report.message << " (see " << run_dir
               << "/run.json)" << std::endl;

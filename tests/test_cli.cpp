@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE cli
 #include <boost/test/unit_test.hpp>
 
+#include <regex>
+#include <sstream>
+
 #include "test_support.hpp"
 
 namespace {
@@ -53,6 +56,18 @@ BOOST_AUTO_TEST_CASE(plugins_lists_json_with_required_fields) {
   BOOST_TEST(table.exit_code == 0);
   BOOST_TEST(contains(table.out, "print_log"));
   BOOST_TEST(contains(table.out, "callback"));
+  // Every column is followed by at least two spaces, however long a name or
+  // kind is (probe_callback is 14 characters, optimizer 9).
+  auto wide = test::run(kSkein + " plugins --plugin-dir " TEST_PLUGIN_DIR);
+  std::istringstream lines(wide.out);
+  const std::regex row(R"(^\S+ {2,}\S+ {2,}\S+ {2,}\S.*$)");
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == ' ') continue;  // the file path line
+    BOOST_TEST(std::regex_match(line, row), line);
+    ++rows;
+  }
+  BOOST_TEST(rows > 10);
 }
 
 BOOST_AUTO_TEST_CASE(describe_prints_every_option) {

@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(local_history_on_several_ranks_is_recorded_but_not_enforced
   BOOST_TEST(!run["checked"].get<bool>());
   BOOST_TEST(!run["consistent"].get<bool>());  // each rank kept its own batches
   BOOST_TEST(contains(r.err, "ranks kept their own histories"), r.err);
-  BOOST_TEST(contains(r.out, "Warning: history 'local'"), r.out);
+  BOOST_TEST(contains(r.out, "skein: warning: history 'local' keeps each rank's own batches"), r.out);
 }
 
 BOOST_AUTO_TEST_CASE(history_backend_is_swapped_by_config_alone) {

@@ -89,7 +89,10 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   sources.config_path = run_dir + "/config.json";
   // Only the model (and, for old checkpoints, the dataset) is made: the
   // run's callbacks and backends need not be installed where it is exported.
-  sources.sets = {"callbacks=[]", R"(history={"plugin": "local"})", R"(parallel={"plugin": "none"})"};
+  sources.sets = {"callbacks=[]"};
+  for (const auto& spec : top_level_schema())
+    if (std::string(spec.name) == "history" || std::string(spec.name) == "parallel")
+      sources.sets.push_back(std::string(spec.name) + "=" + spec.default_json);
   config_ = resolve_config(sources, registry_);
   RunInfo run;
   run.seed = config_.seed;

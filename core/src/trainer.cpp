@@ -125,9 +125,11 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options hist_opts = config_.history.make_options();
   backend_ = registry.create<HistoryBackend>(*config_.history.record,
                                              PluginArgs{hist_opts, run_, nullptr, store_});
-  if (run_.world_size > 1 && config_.history.record->name == "local")
-    log_ << "Warning: history 'local' keeps each rank's own batches; use 'tcpstore' or "
-            "'filestore' so that every rank decides from the same history\n";
+  // Asked of the backend, not of its name: a third-party backend may sync too.
+  if (run_.world_size > 1 && !backend_->synchronizes_ranks())
+    log_ << "skein: warning: history '" << config_.history.record->name
+         << "' keeps each rank's own batches, so ranks may decide differently; choose a history backend "
+            "that synchronizes ranks ('skein plugins' lists the history plugins)\n";
   for (const auto& use : config_.callbacks) {
     const Options opts = use.make_options();
     callbacks_.push_back(
