@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <sstream>
@@ -215,8 +216,14 @@ BOOST_AUTO_TEST_CASE(batch_size_zero_or_negative) {
 }
 
 BOOST_AUTO_TEST_CASE(more_ranks_than_samples) {
+  // Also: the private directory of a launcher killed earlier (its pid is
+  // gone) is removed by the next launcher.
+  const std::string stale = (fs::temp_directory_path() / ("skein-rdzv-stale" + std::to_string(::getpid()))).string();
+  fs::create_directories(stale);
+  test::write_text(stale + "/launcher.pid", "2147483646\n");  // beyond any pid_max
   expect_summary(train("--set data.samples=1 --nproc-per-node 2 --timeout 30"), 2,
                  "cannot feed 2 ranks");
+  BOOST_TEST(!fs::exists(stale));
 }
 
 BOOST_AUTO_TEST_CASE(run_directory_already_holding_a_run) {
