@@ -78,7 +78,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
   if (vm.count("help")) {
     std::cout << "usage: skein plugins [--json] [--plugin-dir DIR]...\n"
-                 "       skein plugins describe NAME [--json]\n\n"
+                 "       skein plugins describe NAME|PATH.so [--json]\n\n"
               << opts;
     return 0;
   }
@@ -90,8 +90,12 @@ int cmd_plugins(const std::vector<std::string>& args) {
 
   if (!positional.empty()) {
     if (positional[0] != "describe" || positional.size() != 2)
-      throw ConfigError("usage: skein plugins describe NAME");
-    const auto& rec = registry.require(positional[1]);
+      throw ConfigError("usage: skein plugins describe NAME|PATH.so");
+    // A file is described from its manifest, as when listed (no plugin code runs).
+    const std::string& what = positional[1];
+    const bool is_file = what.find('/') != std::string::npos ||
+                         (what.size() > 3 && what.compare(what.size() - 3, 3, ".so") == 0);
+    const auto& rec = is_file ? registry.load_file(what) : registry.require(what);
     if (json)
       std::cout << describe_json(rec).dump(2) << "\n";
     else

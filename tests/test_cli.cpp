@@ -81,6 +81,13 @@ BOOST_AUTO_TEST_CASE(describe_prints_every_option) {
   BOOST_TEST(contains(missing.err, "did you mean 'mlp'"), missing.err);
 }
 
+BOOST_AUTO_TEST_CASE(describe_takes_a_plugin_file) {
+  auto r = test::run(kSkein + " plugins describe " TEST_PLUGIN_DIR "/libtest_probe_callback.so");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "probe_callback (callback plugin"), r.out);
+  BOOST_TEST(contains(r.out, "stop_at"), r.out);
+}
+
 BOOST_AUTO_TEST_CASE(broken_plugins_are_warnings_in_the_listing) {
   auto r = test::run(kSkein + " plugins --plugin-dir " BROKEN_PLUGIN_DIR);
   BOOST_TEST(r.exit_code == 0);

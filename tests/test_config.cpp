@@ -194,4 +194,34 @@ BOOST_AUTO_TEST_CASE(plugin_errors_in_constructors_name_the_plugin) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_plugin_flag_for_the_configs_own_slot_plugin_updates_its_options) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "mlp"}, {"hidden", {8}}, {"dropout", 0.25}};
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  // Same plugin by name: the config's other options stay.
+  auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {"mlp:activation=gelu"}, {}}, registry);
+  BOOST_TEST(rc.model.options["dropout"].get<double>() == 0.25);
+  BOOST_TEST(rc.model.options["activation"].get<std::string>() == "gelu");
+  BOOST_TEST(rc.model.options["hidden"][0].get<int>() == 8);
+  // Same plugin by file.
+  rc = resolve_config(ConfigSources{tmp.str("c.json"), {std::string(SKEIN_PLUGIN_DIR) + "/libskein_model_mlp.so:hidden=[4]"}, {}},
+                      registry);
+  BOOST_TEST(rc.model.options["dropout"].get<double>() == 0.25);
+  BOOST_TEST(rc.model.options["hidden"][0].get<int>() == 4);
+  // Another plugin replaces the slot (its defaults, not the mlp's options).
+  rc = resolve_config(ConfigSources{tmp.str("c.json"), {"probe_model"}, {}}, registry);
+  BOOST_TEST(rc.model.record->name == "probe_model");
+  BOOST_TEST(!rc.model.options.contains("dropout"));
+}
+
+BOOST_AUTO_TEST_CASE(a_set_inside_a_default_slot_refines_the_default_plugin) {
+  auto cfg = test::synthetic_config();
+  cfg.erase("optimizer");
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {"optimizer.lr=0.5"}}, registry);
+  BOOST_TEST(rc.optimizer.record->name == "sgd");
+  BOOST_TEST(rc.optimizer.options["lr"].get<double>() == 0.5);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+

@@ -92,6 +92,16 @@ bool looks_like_path(const std::string& name) {
          (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
 }
 
+// Whether a config's "plugin" value (a name or a file) means `rec`.
+bool names_plugin(const nlohmann::json& value, const PluginRecord& rec) {
+  if (!value.is_string()) return false;
+  const std::string v = value.get<std::string>();
+  if (v == rec.name) return true;
+  if (!looks_like_path(v)) return false;
+  std::error_code ec1, ec2;
+  return std::filesystem::weakly_canonical(v, ec1) == std::filesystem::weakly_canonical(rec.path, ec2) && !ec1 && !ec2;
+}
+
 const nlohmann::json kDefaultCallbacks = nlohmann::json::array({{{"plugin", "print_log"}}});
 
 }  // namespace
@@ -210,8 +220,16 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
                           taken.substr(sep + 1) + "' and '" + rec.name + "'; a run has one " + slot);
     }
     single_slots_taken.push_back(std::string(slot) + "=" + rec.name);
-    options["plugin"] = rec.name;
-    config[slot] = options;  // the flag replaces the config file's choice
+    // The same plugin as the config's (by name or by file): its options are
+    // updated, as for callbacks. Another plugin replaces the slot.
+    nlohmann::json entry = options;
+    auto existing = config.find(slot);
+    if (existing != config.end() && existing->is_object() && names_plugin(existing->value("plugin", nlohmann::json()), rec)) {
+      entry = *existing;
+      for (auto it = options.begin(); it != options.end(); ++it) entry[it.key()] = it.value();
+    }
+    entry["plugin"] = rec.name;
+    config[slot] = entry;
     return slot;
   }
   if (!config.contains("callbacks")) config["callbacks"] = kDefaultCallbacks;

@@ -1,5 +1,6 @@
 #include "skein/core/plugin_registry.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -39,7 +40,11 @@ bool valid_kind(PluginKind kind) {
 }
 
 // Minimum struct_size of an API 1.x PluginInfo: every field up to fingerprint.
-constexpr std::uint32_t kInfoSizeV1 = sizeof(PluginInfo);
+// Pinned: a plugin built against any 1.x SDK passes this layout, so a change
+// to it is an API major bump (docs/plugin-authoring.md, "ABI rules").
+constexpr std::uint32_t kInfoSizeV1 = 72;
+static_assert(sizeof(void*) != 8 || (sizeof(PluginInfo) == kInfoSizeV1 && offsetof(PluginInfo, fingerprint) == 64),
+              "PluginInfo's v1 layout changed: that needs SKEIN_API_MAJOR + 1");
 
 }  // namespace
 
