@@ -10,7 +10,7 @@
 #include "skein/export.hpp"
 
 #define SKEIN_API_MAJOR 1
-#define SKEIN_API_MINOR 1  // 1: plugin kinds loss and optimizer
+#define SKEIN_API_MINOR 2  // 1: plugin kinds loss and optimizer; 2: skein/run_output.hpp
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x
