@@ -348,7 +348,7 @@ BOOST_AUTO_TEST_CASE(test_split_shaped_unlike_train) {
   test::TempDir data;
   test::write_tiny_mnist(data.str(), 20, 10, false);
   test::write_idx(data.str("t10k-images-idx3-ubyte"), {10, 20, 20}, std::vector<std::uint8_t>(10 * 20 * 20), false);
-  expect(train("--plugin idx:dir=" + data.str()), 1, "test samples have shape [1, 20, 20] but training samples [1, 28, 28]");
+  expect(train("--plugin idx:dir=" + data.str()), 1, "data (plugin 'idx'): test samples have shape [1, 20, 20], training samples [1, 28, 28]");
 }
 
 BOOST_AUTO_TEST_CASE(a_stray_label_that_inflates_the_class_count) {

@@ -92,14 +92,19 @@ bool looks_like_path(const std::string& name) {
          (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0);
 }
 
+// A plugin file's canonical path (as given when it cannot be resolved):
+// recorded in plugin_versions so that a resume can load the very same file.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
 // Whether a config's "plugin" value (a name or a file) means `rec`.
 bool names_plugin(const nlohmann::json& value, const PluginRecord& rec) {
   if (!value.is_string()) return false;
   const std::string v = value.get<std::string>();
-  if (v == rec.name) return true;
-  if (!looks_like_path(v)) return false;
-  std::error_code ec1, ec2;
-  return std::filesystem::weakly_canonical(v, ec1) == std::filesystem::weakly_canonical(rec.path, ec2) && !ec1 && !ec2;
+  return v == rec.name || (looks_like_path(v) && absolute_path(v) == absolute_path(rec.path));
 }
 
 const nlohmann::json kDefaultCallbacks = nlohmann::json::array({{{"plugin", "print_log"}}});
@@ -226,7 +231,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
     auto existing = config.find(slot);
     if (existing != config.end() && existing->is_object() && names_plugin(existing->value("plugin", nlohmann::json()), rec)) {
       entry = *existing;
-      for (auto it = options.begin(); it != options.end(); ++it) entry[it.key()] = it.value();
+      entry.update(options);
     }
     entry["plugin"] = rec.name;
     config[slot] = entry;
@@ -238,7 +243,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     auto& cb = callbacks[i];
     if (cb.is_object() && cb.contains("plugin") && cb["plugin"] == rec.name) {
-      for (auto it = options.begin(); it != options.end(); ++it) cb[it.key()] = it.value();
+      cb.update(options);
       return "callbacks." + std::to_string(i);
     }
   }
@@ -309,13 +314,6 @@ std::string key_path_of(const std::string& message) {
     if (end != std::string::npos) path += "." + message.substr(o + option.size(), end - o - option.size());
   }
   return path;
-}
-
-// Recorded so that a resume can load the very same file.
-std::string absolute_path(const std::string& path) {
-  std::error_code ec;
-  auto p = std::filesystem::weakly_canonical(path, ec);
-  return ec ? path : p.string();
 }
 
 bool under(const std::string& path, const std::string& root) {

@@ -31,19 +31,9 @@ void check_split(const TensorSplit& s, const std::string& what, const Loss& loss
   loss.check_targets(s.targets, info, what);
 }
 
-// Test samples shaped unlike training ones would be scored wrongly (or fail
-// deep inside the model): refused with both shapes.
-void check_test_inputs(const torch::Tensor& test_inputs, const DataInfo& info, const std::string& dataset) {
-  const auto sample = test_inputs.sizes().slice(1).vec();
-  if (test_inputs.dim() >= 1 && sample != info.input_shape)
-    throw std::runtime_error("data (plugin '" + dataset + "'): test samples have shape " +
-                             c10::str(c10::IntArrayRef(sample)) + " but training samples " +
-                             c10::str(c10::IntArrayRef(info.input_shape)));
-}
-
 // Class counts inferred as max label + 1 grow with one stray label (a 57 among
 // 0..9): most classes would then have no sample, silently. Refused.
-void check_classes_present(const torch::Tensor& targets, const DataInfo& info, const std::string& dataset) {
+void check_classes_present(const torch::Tensor& targets, const DataInfo& info, const std::string& where) {
   // Only where every real class would show up: ten samples a class at least.
   if (info.num_classes <= 2 || targets.scalar_type() != torch::kLong || targets.dim() != 1 ||
       targets.size(0) < 10 * info.num_classes)
@@ -51,7 +41,7 @@ void check_classes_present(const torch::Tensor& targets, const DataInfo& info, c
   const auto counts = torch::bincount(targets.clamp(0, info.num_classes - 1), {}, info.num_classes);
   const auto empty = counts.eq(0).sum().item<std::int64_t>();
   if (empty * 2 > info.num_classes)
-    throw std::runtime_error("data (plugin '" + dataset + "'): " + std::to_string(empty) + " of " +
+    throw std::runtime_error(where + ": " + std::to_string(empty) + " of " +
                              std::to_string(info.num_classes) + " classes have no training sample (largest label " +
                              std::to_string(targets.max().item<std::int64_t>()) +
                              "): a stray label? Fix the labels, or set the class count explicitly");
@@ -80,24 +70,27 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options data_opts = config_.data.make_options();
   data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
   data_info_ = data_->info();
+  const std::string data_where = "data (plugin '" + config_.data.record->name + "')";  // in errors
   DataSplit all;
   std::optional<DataSplit> test;
   if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
     // Read batch by batch; targets are checked as batches arrive.
     all = DataSplit(streaming->train_source());
     if (auto source = streaming->test_source()) {
-      if (source->size() > 0) check_test_inputs(source->fetch({0}, FetchOptions{}).inputs, data_info_, config_.data.record->name);
+      // Test samples shaped unlike training ones would be scored wrongly: one sample tells.
+      if (source->size() > 0)
+        check_test_shape(data_info_, source->fetch({0}, FetchOptions{}).inputs, data_where);
       test = DataSplit(source);
     }
     if (config_.data_workers > 0) pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
   } else {
     TensorSplit whole = data_->train();
     check_split(whole, "train", *loss_, data_info_);
-    if (loss_->classification()) check_classes_present(whole.targets, data_info_, config_.data.record->name);
+    if (loss_->classification()) check_classes_present(whole.targets, data_info_, data_where);
     all = DataSplit(memory_source(std::move(whole)), {}, true);
     if (auto t = data_->test()) {
       check_split(*t, "test", *loss_, data_info_);
-      check_test_inputs(t->inputs, data_info_, config_.data.record->name);
+      check_test_shape(data_info_, t->inputs, data_where);
       test = DataSplit(memory_source(std::move(*t)), {}, true);
     }
   }

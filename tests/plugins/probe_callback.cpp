@@ -12,19 +12,13 @@
 
 #include <torch/serialize.h>
 
+#include "load_marker.hpp"
 #include "probe_model.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_output.hpp"
 
 namespace {
-
-// Runs when the library is loaded: lets a test see whether listing plugins
-// loaded (and so ran) this one.
-const bool kLoadMarker = [] {
-  if (const char* path = std::getenv("SKEIN_TEST_LOAD_MARKER")) std::ofstream(path) << "loaded\n";
-  return true;
-}();
 
 class ProbeCallback final : public skein::Callback {
  public:

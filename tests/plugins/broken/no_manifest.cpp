@@ -2,18 +2,11 @@
 // .skein_manifest section. Loading it would run its static initializer,
 // which creates the file SKEIN_TEST_LOAD_MARKER names: a test sees that it
 // was never loaded.
-#include <cstdlib>
-#include <fstream>
-
+#include "../load_marker.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
-
-const bool kLoadMarker = [] {
-  if (const char* path = std::getenv("SKEIN_TEST_LOAD_MARKER")) std::ofstream(path) << "loaded\n";
-  return true;
-}();
 
 class Nothing final : public skein::Callback {
  public:
