@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "skein/core/run.hpp"
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 
 namespace po = boost::program_options;
 
@@ -111,7 +112,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
     print_table(registry);
   }
   // Broken files are reported, never fatal.
-  for (const auto& p : registry.problems()) std::cerr << "skein: warning: " << p.message << "\n";
+  for (const auto& p : registry.problems()) skein::warn(p.message);
   return 0;
 }
 

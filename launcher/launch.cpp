@@ -13,13 +13,13 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
 
-#include "skein/atomic_file.hpp"
 #include "skein/core/failure_report.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run.hpp"
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 #include "worker_group.hpp"
 
 namespace fs = boost::filesystem;
@@ -107,8 +107,8 @@ int agree_on_max_restarts(const LaunchOptions& o, core::Rendezvous& rdzv) {
   }
   const int node0 = std::stoi(rdzv.fetch(key));
   if (node0 != o.max_restarts)
-    std::cerr << "skein: warning: node " << o.node_rank << " follows node 0's --max-restarts " << node0
-              << " (its own: " << o.max_restarts << ")" << std::endl;
+    skein::warn("node " + std::to_string(o.node_rank) + " follows node 0's --max-restarts " +
+                std::to_string(node0) + " (its own: " + std::to_string(o.max_restarts) + ")");
   return node0;
 }
 
@@ -191,14 +191,10 @@ int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::st
   if (o.node_rank != 0) return 0;
   const int world = o.nnodes * o.nproc_per_node;
   core::IntegrityReport report = rdzv.collect_digests(run_id, world);
-  nlohmann::json run_json = report.to_json();
-  run_json["run_id"] = run_id;
-  run_json["nnodes"] = o.nnodes;
-  run_json["nproc_per_node"] = o.nproc_per_node;
-  write_file_atomic(run_dir + "/run.json", run_json.dump(2) + "\n");
+  report.write_run_json(run_dir, {{"run_id", run_id}, {"nnodes", o.nnodes}, {"nproc_per_node", o.nproc_per_node}});
   if (!report.consistent && !report.enforced) {
-    std::cerr << "skein: warning: ranks kept their own histories (the history backend does not "
-                 "synchronize ranks); they differ, as expected" << std::endl;
+    skein::warn("ranks kept their own histories (the history backend does not synchronize ranks); they "
+                "differ, as expected");
   } else if (!report.consistent) {
     std::cerr << "skein: error: integrity check failed: " << report.message << " (see " << run_dir
               << "/run.json)" << std::endl;

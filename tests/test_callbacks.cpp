@@ -120,17 +120,47 @@ BOOST_AUTO_TEST_CASE(early_stopping_state_survives_a_restart) {
   BOOST_TEST(stop_epoch(*second, ctx, "valid_loss", {1.2}) == 3);
 }
 
-BOOST_AUTO_TEST_CASE(early_stopping_names_a_missing_key) {
-  FakeContext ctx;
-  auto es = make("early_stopping", {{"monitor", "valid_los"}});
-  ctx.epoch_with("valid_loss", 1.0);
-  try {
-    es->on_epoch_end(ctx);
-    BOOST_FAIL("expected an error");
-  } catch (const skein::ConfigError& e) {
-    BOOST_TEST(std::string(e.what()).find("'valid_los'") != std::string::npos, e.what());
+// One rule for every monitoring callback: a key the history lacks is a
+// config error naming the plugin, the key and the keys the history holds.
+BOOST_AUTO_TEST_CASE(a_missing_monitored_key_fails_alike_in_every_callback) {
+  const std::vector<std::pair<std::string, nlohmann::json>> monitoring = {
+      {"early_stopping", {{"monitor", "valid_los"}}},
+      {"checkpoint", {{"monitor", "valid_los"}}},
+      {"lr_scheduler", {{"policy", "plateau"}, {"monitor", "valid_los"}}}};
+  for (const auto& [name, options] : monitoring) {
+    FakeContext ctx;
+    auto cb = make(name, options);
+    cb->on_train_begin(ctx);
+    ctx.epoch_with("valid_loss", 1.0);
+    try {
+      cb->on_epoch_end(ctx);
+      BOOST_ERROR(name + ": expected an error");
+    } catch (const skein::ConfigError& e) {
+      const std::string what = e.what();
+      BOOST_TEST(what.rfind(name + ": option 'monitor' names 'valid_los'", 0) == 0, what);
+      BOOST_TEST(what.find("(it holds: valid_loss)") != std::string::npos, what);
+    }
   }
   BOOST_CHECK_THROW(make("early_stopping", {{"patience", 0}}), skein::ConfigError);
+}
+
+// checkpoint's monitor left unset: valid_loss when the run validates, and no
+// "best" (rather than an error) when it does not.
+BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
+  FakeContext without;
+  auto cp = make("checkpoint", nlohmann::json::object());
+  for (double v : {1.0, 0.5}) {
+    without.epoch_with("train_loss", v);
+    cp->on_epoch_end(without);
+  }
+  using Request = std::pair<std::string, std::vector<std::string>>;
+  BOOST_TEST(without.checkpoints ==
+             std::vector<Request>({{"epoch_0001", {}}, {"epoch_0002", {"epoch_0001"}}}));
+  FakeContext with;
+  auto cp2 = make("checkpoint", nlohmann::json::object());
+  with.epoch_with("valid_loss", 1.0);
+  cp2->on_epoch_end(with);
+  BOOST_TEST(with.checkpoints == std::vector<Request>({{"epoch_0001", {}}, {"best", {}}}));
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {

@@ -248,11 +248,19 @@ BOOST_AUTO_TEST_CASE(a_failing_worker_stops_the_run_with_a_summary) {
   auto cfg = base_config();
   cfg["max_epochs"] = 5;
   std::string dir;
-  auto r = train(cfg, "--nproc-per-node 2 --timeout 30 --plugin probe_callback:fail_at=2,fail_rank=1", dir);
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 30 --plugin probe_callback:fail_at=2,fail_rank=1,dump=true",
+                 dir);
   BOOST_TEST(r.exit_code == 1);
   BOOST_TEST(contains(r.err, "worker rank 1"), r.err);
   BOOST_TEST(contains(r.err, "exit code 1"), r.err);
   BOOST_TEST(contains(r.err, "probe failure on rank 1"), r.err);
+  // The failing rank's callbacks heard of the failure (on_exception) before it
+  // left: after epoch 1's hooks and epoch 2's begin, with the error's line.
+  const std::string failure = test::read_text(dir + "/probe_failure_rank1.txt");
+  const std::string events = failure.substr(0, failure.find('\n'));
+  BOOST_TEST(events.rfind("TE", 0) == 0, failure);  // on_train_begin, on_epoch_begin(1), ...
+  BOOST_TEST(events.size() > 3 && events.compare(events.size() - 3, 3, "eEX") == 0, failure);
+  BOOST_TEST(failure.substr(events.size() + 1) == "probe failure on rank 1\n", failure);
 }
 
 BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "skein/warning.hpp"
+
 namespace skein::core {
 
 int TeeBuf::overflow(int c) {
@@ -43,5 +45,19 @@ void RunLog::attach(const std::string& path, bool append) {
   file_.pubsync();
   tee_.set_second(&file_);
 }
+
+void RunLog::note(const std::string& line) {
+  if (out_.rdbuf() != &tee_) return;
+  out_.flush();  // keeps the file's order of lines
+  std::streambuf& to = file_.is_open() ? static_cast<std::streambuf&>(file_) : pending_;
+  to.sputn(line.data(), static_cast<std::streamsize>(line.size()));
+  to.pubsync();
+}
+
+WarningLogScope::WarningLogScope(RunLog& log) {
+  set_warning_log([&log](const std::string& line) { log.note(line); });
+}
+
+WarningLogScope::~WarningLogScope() { set_warning_log(nullptr); }
 
 }  // namespace skein::core

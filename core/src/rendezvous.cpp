@@ -5,6 +5,7 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "skein/atomic_file.hpp"
 #include "skein/run_store.hpp"
 
 namespace skein::core {
@@ -14,6 +15,12 @@ nlohmann::json IntegrityReport::to_json() const {
           {"history_digests", digests},
           {"consistent", consistent},
           {"checked", enforced}};
+}
+
+void IntegrityReport::write_run_json(const std::string& run_dir, const nlohmann::json& launch) const {
+  nlohmann::json record = to_json();
+  if (launch.is_object()) record.update(launch);
+  write_file_atomic(run_dir + "/run.json", record.dump(2) + "\n");
 }
 
 std::string digest_key(const std::string& run_id, int rank) {

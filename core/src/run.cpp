@@ -22,6 +22,7 @@
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -106,7 +107,7 @@ void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store
     report.consistent = true;
     report.enforced = trainer.history_synchronized();
   }
-  write_file_atomic(run.run_dir + "/run.json", report.to_json().dump(2) + "\n");
+  report.write_run_json(run.run_dir);
   if (!report.consistent && report.enforced)
     throw std::runtime_error("integrity check failed: " + report.message);
 }
@@ -117,16 +118,16 @@ namespace {
 
 // Resolves the run's config; on --resume, from the config in force at the
 // end of the run, with the plugin files it recorded, refusing changes a
-// resume cannot make. Warnings go to `warn`.
-RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& registry, std::ostream& warn) {
+// resume cannot make.
+RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& registry) {
   if (request.resume_dir.empty()) return resolve_config(request.sources, registry);
   ConfigSources sources = request.sources;
   const nlohmann::json before = latest_run_config(request.resume_dir);
-  use_recorded_plugins(before, registry, warn);
+  use_recorded_plugins(before, registry);
   sources.base = before;
   RunConfig config = resolve_config(sources, registry);
   check_resume_changes(before, config.resolved);
-  warn_changed_versions(before, config.resolved, warn);
+  warn_changed_versions(before, config.resolved);
   return config;
 }
 
@@ -162,18 +163,18 @@ TrainOutcome run_training(const TrainRequest& request) {
   RunInfo run = read_run_env();
   install_crash_handler(run.rank);
   RunStore store = open_run_store(run);
+  // The log buffers until the run directory is known: warnings from here on
+  // reach train.log too.
+  RunLog run_log(run.is_main());
+  std::ostream& log = run_log.stream();
+  WarningLogScope warnings_to_log(run_log);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
-  std::ostringstream warnings;
-  const RunConfig config = resolve_run_config(request, registry, warnings);
-  std::cerr << warnings.str();
+  const RunConfig config = resolve_run_config(request, registry);
 
   run.run_dir = agree_on_run_dir(request, run, store);
   const bool resuming = !request.resume_dir.empty();
   std::unique_ptr<RunDirectory> dir = claim_run_dir(request, run);
-  RunLog run_log(run.is_main());
-  std::ostream& log = run_log.stream();
-  log << warnings.str();
 
   // A failure is reported before the trainer (and its connections) goes away,
   // so the launcher can tell it from the failures of the peers it causes.

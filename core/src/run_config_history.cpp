@@ -8,6 +8,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -93,7 +94,7 @@ void check_resume_changes(const nlohmann::json& before, const nlohmann::json& af
   }
 }
 
-void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry, std::ostream& warn) {
+void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry) {
   if (!config.contains("plugin_versions") || !config["plugin_versions"].is_object()) return;
   for (auto it = config["plugin_versions"].begin(); it != config["plugin_versions"].end(); ++it) {
     const std::string path = it.value().value("path", "");
@@ -102,22 +103,22 @@ void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry
     if (fs::exists(path, ec)) {
       registry.load_file(path);
     } else {
-      warn << "skein: warning: plugin '" << it.key() << "' was loaded from " << path
-           << " when the run started; that file is gone, so the resume uses the plugin found by name\n";
+      skein::warn("plugin '" + it.key() + "' was loaded from " + path +
+                  " when the run started; that file is gone, so the resume uses the plugin found by name");
     }
   }
 }
 
-void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after, std::ostream& warn) {
+void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after) {
   if (!before.contains("plugin_versions") || !after.contains("plugin_versions")) return;
   const auto& old = before["plugin_versions"];
   for (auto it = after["plugin_versions"].begin(); it != after["plugin_versions"].end(); ++it) {
     if (!old.contains(it.key())) continue;
     const auto& was = old[it.key()];
     if (was.value("version", "") != it.value().value("version", "") || was.value("path", "") != it.value().value("path", ""))
-      warn << "skein: warning: plugin '" << it.key() << "' is now version " << it.value().value("version", "?")
-           << " from " << it.value().value("path", "?") << "; the run started with version "
-           << was.value("version", "?") << " from " << was.value("path", "?") << "\n";
+      skein::warn("plugin '" + it.key() + "' is now version " + it.value().value("version", "?") + " from " +
+                  it.value().value("path", "?") + "; the run started with version " + was.value("version", "?") +
+                  " from " + was.value("path", "?"));
   }
 }
 

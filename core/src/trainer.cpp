@@ -16,6 +16,7 @@
 
 #include "skein/core/crash_report.hpp"
 #include "skein/core/model_io.hpp"
+#include "skein/warning.hpp"
 
 namespace skein::core {
 
@@ -119,10 +120,10 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   backend_ = registry.create<HistoryBackend>(*config_.history.record,
                                              PluginArgs{hist_opts, run_, nullptr, store_});
   // Asked of the backend, not of its name: a third-party backend may sync too.
-  if (run_.world_size > 1 && !backend_->synchronizes_ranks())
-    log_ << "skein: warning: history '" << config_.history.record->name
-         << "' keeps each rank's own batches, so ranks may decide differently; choose a history backend "
-            "that synchronizes ranks ('skein plugins' lists the history plugins)\n";
+  if (run_.world_size > 1 && run_.is_main() && !backend_->synchronizes_ranks())
+    skein::warn("history '" + config_.history.record->name +
+                "' keeps each rank's own batches, so ranks may decide differently; choose a history backend "
+                "that synchronizes ranks ('skein plugins' lists the history plugins)");
   for (const auto& use : config_.callbacks) {
     const Options opts = use.make_options();
     callbacks_.push_back(
@@ -411,6 +412,33 @@ void Trainer::check_learning_rates() {
 }
 
 long Trainer::fit() {
+  try {
+    return fit_epochs();
+  } catch (const std::exception& e) {
+    notify_failure(e.what());
+    throw;
+  } catch (...) {
+    notify_failure("unknown failure");
+    throw;
+  }
+}
+
+void Trainer::notify_failure(const std::string& error) {
+  const std::string line = skein::first_line(error);
+  for (std::size_t i = 0; i < callbacks_.size(); ++i) {
+    const std::string& name = config_.callbacks[i].record->name;
+    PluginScope scope(name.c_str(), "on_exception");
+    try {
+      callbacks_[i]->on_exception(*this, line);
+    } catch (const std::exception& e) {
+      skein::warn("callback '" + name + "' failed in on_exception: " + skein::first_line(e.what()));
+    } catch (...) {
+      skein::warn("callback '" + name + "' failed in on_exception");
+    }
+  }
+}
+
+long Trainer::fit_epochs() {
   if (run_.is_main() && !run_.run_dir.empty()) remove_partial_checkpoints(checkpoint_root());
   each_callback("on_train_begin", [&](Callback& cb) { cb.on_train_begin(*this); });
   for (epoch_ = start_epoch_; epoch_ <= config_.max_epochs; ++epoch_) {

@@ -41,11 +41,16 @@ bool Monitor::update(double value) {
 
 double Monitor::value_in(const nlohmann::json& epoch, const std::string& owner) const {
   auto it = epoch.find(key_);
-  if (it == epoch.end() || !it->is_number())
-    throw ConfigError(owner + ": option 'monitor' names '" + key_ +
-                      "', which the history does not hold (keys: epoch, train_loss, valid_loss, "
-                      "valid_acc, ...)");
-  return it->get<double>();
+  if (it != epoch.end() && it->is_number()) return it->get<double>();
+  std::string held;
+  for (auto k = epoch.begin(); k != epoch.end(); ++k) {
+    if (!k.value().is_number() || k.key() == "epoch" || k.key() == "dur") continue;
+    if (k.key().size() > 5 && k.key().compare(k.key().size() - 5, 5, "_best") == 0) continue;
+    held += (held.empty() ? "" : ", ") + k.key();
+  }
+  throw ConfigError(owner + ": option 'monitor' names '" + key_ + "', which the history does not hold" +
+                    (it != epoch.end() ? " as a number" : "") + " (it holds: " + (held.empty() ? "nothing" : held) +
+                    ")");
 }
 
 nlohmann::json Monitor::state() const {

@@ -98,6 +98,11 @@ class ProbeCallback final : public skein::Callback {
     }
   }
 
+  void on_exception(skein::TrainContext& ctx, const std::string& error) override {
+    events_ += "X";
+    if (dump_) std::ofstream(file(ctx, "failure", ".txt")) << events_ << "\n" << error << "\n";
+  }
+
  private:
   static std::string file(skein::TrainContext& ctx, const std::string& what, const std::string& ext) {
     return skein::run_output_path(ctx.run(), "probe_" + what + "_rank" + std::to_string(ctx.run().rank) + ext,

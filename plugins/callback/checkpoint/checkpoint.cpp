@@ -18,7 +18,11 @@ class Checkpoint final : public skein::Callback {
       : every_(args.options.get_int("every")), keep_last_(args.options.get_int("keep_last")) {
     if (every_ < 0) args.options.fail("every", "must be >= 0 (0: no periodic checkpoints)");
     if (keep_last_ < 1) args.options.fail("keep_last", "must be at least 1");
-    if (!args.options.get_string("monitor").empty()) monitor_.emplace(args.options);
+    if (!args.options.has("monitor")) {
+      auto_options_ = args.options;  // picks valid_loss at the first epoch's end, if the run has it
+    } else if (!args.options.get_string("monitor").empty()) {
+      monitor_.emplace(args.options);
+    }
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {
@@ -33,16 +37,10 @@ class Checkpoint final : public skein::Callback {
       }
       ctx.request_checkpoint(name, drop);
     }
-    if (monitor_) {
-      const auto& epoch = ctx.history().last();
-      auto it = epoch.find(monitor_->key());
-      if (it == epoch.end() || !it->is_number()) {
-        if (!warned_) ctx.log() << "checkpoint: no '" << monitor_->key() << "' in the history; no best checkpoint\n";
-        warned_ = true;
-      } else if (monitor_->update(it->get<double>())) {
-        ctx.request_checkpoint("best");
-      }
-    }
+    const auto& epoch = ctx.history().last();
+    if (auto_options_) choose_monitor(epoch, ctx);
+    if (monitor_ && monitor_->update(monitor_->value_in(epoch, "checkpoint")))
+      ctx.request_checkpoint("best");
   }
 
   nlohmann::json state() const override {
@@ -53,25 +51,47 @@ class Checkpoint final : public skein::Callback {
   void load_state(const nlohmann::json& s) override {
     kept_.clear();
     for (const auto& k : s.at("kept")) kept_.push_back(k.get<std::string>());
+    if (auto_options_ && s.contains("monitor")) use_default_monitor();
     if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
   }
 
  private:
+  static constexpr const char* kDefaultMonitor = "valid_loss";
+
+  // `monitor` left unset: valid_loss when the run validates, else no "best".
+  void choose_monitor(const nlohmann::json& epoch, skein::TrainContext& ctx) {
+    if (epoch.contains(kDefaultMonitor)) {
+      use_default_monitor();
+      return;
+    }
+    ctx.log() << "checkpoint: the run has no " << kDefaultMonitor
+              << ", so no 'best' checkpoint (set the option monitor to choose a key)\n";
+    auto_options_.reset();
+  }
+
+  void use_default_monitor() {
+    auto values = auto_options_->json();
+    values["monitor"] = kDefaultMonitor;
+    monitor_.emplace(skein::Options(auto_options_->owner(), values));
+    auto_options_.reset();
+  }
+
   long every_;
   long keep_last_;
   std::optional<skein::Monitor> monitor_;
+  std::optional<skein::Options> auto_options_;
   std::deque<std::string> kept_;
-  bool warned_ = false;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.0.0",
+SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.1.0",
              "Atomic checkpoints (last K epochs and the best) for skein train --resume",
              SKEIN_OPTION("every", integer, "1", "Write epoch_NNNN every this many epochs (0: never)"),
              SKEIN_OPTION("keep_last", integer, "1", "How many epoch_NNNN checkpoints to keep"),
-             SKEIN_OPTION("monitor", string, "\"valid_loss\"",
-                          "Write 'best' when this history value improves (\"\": never)"),
+             SKEIN_OPTION("monitor", string, "null",
+                          "Write 'best' when this history value improves (null: valid_loss if the run "
+                          "validates; \"\": never)"),
              SKEIN_OPTION("threshold", number, "0", "Smallest change that counts as improvement"),
              SKEIN_OPTION("threshold_mode", string, "\"rel\"", "rel or abs"),
              SKEIN_OPTION("lower_is_better", boolean, "null", "Direction (null: from the name)"))

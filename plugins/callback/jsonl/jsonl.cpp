@@ -39,6 +39,10 @@ class Jsonl final : public skein::Callback {
     write(line);
   }
 
+  // Every line is flushed already; closing makes the file whole for readers.
+  void on_train_end(skein::TrainContext&) override { out_.close(); }
+  void on_exception(skein::TrainContext&, const std::string&) override { out_.close(); }
+
  private:
   void write(const nlohmann::json& line) {
     out_ << skein::encode_nonfinite(line).dump() << '\n';

@@ -45,14 +45,22 @@ class ProgressBar final : public skein::Callback {
       std::cout << "\rEpoch " << ctx.epoch() << " [" << std::string(static_cast<std::size_t>(filled), '#')
                 << std::string(static_cast<std::size_t>(width_ - filled), '.') << "] " << stats
                 << (done == total_ ? "\n" : "") << std::flush;
+      mid_line_ = done != total_;
     } else {
       std::cout << "Epoch " << ctx.epoch() << ": " << stats << std::endl;
     }
   }
 
+  // A failure mid-epoch: end the redrawn line, so the error starts its own.
+  void on_exception(skein::TrainContext&, const std::string&) override {
+    if (tty_ && mid_line_) std::cout << std::endl;
+    mid_line_ = false;
+  }
+
  private:
   long every_, width_;
   bool tty_ = false;
+  bool mid_line_ = false;
   Clock::time_point start_;
   long total_ = 0;
 };

@@ -43,6 +43,9 @@ class TensorBoard final : public skein::Callback {
     writer_->flush();
   }
 
+  void on_train_end(skein::TrainContext&) override { writer_.reset(); }
+  void on_exception(skein::TrainContext&, const std::string&) override { writer_.reset(); }
+
   nlohmann::json state() const override { return {{"batch_step", batch_step_}}; }
   void load_state(const nlohmann::json& s) override { batch_step_ = s.at("batch_step").get<std::int64_t>(); }
 

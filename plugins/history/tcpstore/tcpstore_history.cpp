@@ -2,7 +2,6 @@
 // through a c10d TCPStore: the run's own when it has one (several machines,
 // or an external launcher), else one that rank 0 serves. Note: libtorch
 // 1.13's TCPStore server listens on every interface, without authentication.
-#include <iostream>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -10,6 +9,7 @@
 #include "skein/errors.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
+#include "skein/warning.hpp"
 
 namespace {
 
@@ -32,9 +32,9 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
     auto store = c10::make_intrusive<c10d::TCPStore>(
         "127.0.0.1", skein::tcp_store_options(static_cast<int>(port), true, run.world_size, run.timeout_s));
     if (!run.multi_node)
-      std::cerr << "skein: warning: history 'tcpstore' serves port " << store->getPort()
-                << " on every interface (libtorch 1.13's TCPStore cannot bind loopback only); "
-                   "history 'filestore' opens no port on one machine" << std::endl;
+      skein::warn("history 'tcpstore' serves port " + std::to_string(store->getPort()) +
+                  " on every interface (libtorch 1.13's TCPStore cannot bind loopback only); "
+                  "history 'filestore' opens no port on one machine");
     if (run.world_size > 1) skein::store_set(*args.store->store, port_key, std::to_string(store->getPort()));
     return store;
   }

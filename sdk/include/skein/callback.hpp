@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+
 #include "skein/json.hpp"
 
 #include "skein/context.hpp"
@@ -12,6 +14,7 @@ namespace skein {
 //       on_batch_begin, [on_grad_computed,] on_batch_end   (train batches, then valid)
 //     on_epoch_end          (history of the epoch is complete and synced)
 //   on_train_end
+// and, instead of the rest, on_exception when training fails.
 // Every rank runs every hook; act only where ctx.run().is_main() for output.
 // Any hook may call ctx.request_stop(); training stops after the current epoch.
 class SKEIN_EXPORT Callback {
@@ -25,6 +28,13 @@ class SKEIN_EXPORT Callback {
   virtual void on_batch_end(TrainContext&, const Batch&) {}
   virtual void on_epoch_end(TrainContext&) {}
   virtual void on_train_end(TrainContext&) {}
+  // Training failed: an exception left a hook, the model, the data or a
+  // collective (a peer rank's failure). Called once on every callback, on
+  // every rank that is still alive, before the error propagates; `error` is
+  // its first line. Close files and end output here. Anything it throws is
+  // reported as a warning and otherwise ignored: the original error is the
+  // one the user sees. Not called when the process is killed.
+  virtual void on_exception(TrainContext&, const std::string& /*error*/) {}
 
   // Callback state for checkpoints (e.g. early-stopping counters).
   virtual nlohmann::json state() const { return nullptr; }

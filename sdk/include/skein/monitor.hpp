@@ -22,8 +22,11 @@ class SKEIN_EXPORT Monitor {
   bool lower_is_better() const { return lower_; }
   // Whether `value` beats the best so far by the threshold; records it if so.
   bool update(double value);
-  // Reads the key from the last epoch of `epoch` (a history epoch object);
-  // throws ConfigError naming the key when it is missing.
+  // The monitored value in `epoch` (a history epoch object). A key the
+  // epoch does not hold is a ConfigError naming `owner`, the key and the keys
+  // it does hold: every callback that monitors (early_stopping, checkpoint,
+  // lr_scheduler) fails the same way, at the first epoch's end, rather than
+  // silently never deciding.
   double value_in(const nlohmann::json& epoch, const std::string& owner) const;
 
   double best() const { return best_; }

@@ -9,8 +9,10 @@
 
 #include "skein/export.hpp"
 
-#define SKEIN_API_MAJOR 1
-#define SKEIN_API_MINOR 2  // 1: plugin kinds loss and optimizer; 2: skein/run_output.hpp
+// 2.0: Callback::on_exception (a vtable change). 1.x: 1.1 plugin kinds loss
+// and optimizer; 1.2 skein/run_output.hpp.
+#define SKEIN_API_MAJOR 2
+#define SKEIN_API_MINOR 0
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x

@@ -51,6 +51,8 @@ class SKEIN_EXPORT RunLog {
   std::ostream& stream() { return out_; }
   // Throws std::runtime_error when the file cannot be opened.
   void attach(const std::string& path, bool append);
+  // A line for the log file only (warnings, which stderr shows already).
+  void note(const std::string& line);
 
  private:
   std::stringbuf pending_;
@@ -58,6 +60,15 @@ class SKEIN_EXPORT RunLog {
   TeeBuf tee_;
   NullBuf null_;
   std::ostream out_;
+};
+
+// Routes skein::warn's lines into a RunLog's file while it lives.
+class SKEIN_EXPORT WarningLogScope {
+ public:
+  explicit WarningLogScope(RunLog& log);
+  ~WarningLogScope();
+  WarningLogScope(const WarningLogScope&) = delete;
+  WarningLogScope& operator=(const WarningLogScope&) = delete;
 };
 
 }  // namespace skein::core

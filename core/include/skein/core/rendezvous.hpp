@@ -23,6 +23,10 @@ struct IntegrityReport {
   bool enforced = true;
   std::string message;  // what differs, for the error line
   SKEIN_EXPORT nlohmann::json to_json() const;
+  // <run_dir>/run.json: this report plus `launch` (the launcher's facts).
+  // The one writer of that file, used by whoever compared the digests: node
+  // 0's launcher, or rank 0 of a run started without it.
+  SKEIN_EXPORT void write_run_json(const std::string& run_dir, const nlohmann::json& launch = nullptr) const;
 };
 
 // Prefix of a digest published by a rank whose history is not synchronized.

@@ -25,10 +25,10 @@ SKEIN_EXPORT const std::vector<std::string>& keys_changeable_on_resume();
 SKEIN_EXPORT void check_resume_changes(const nlohmann::json& before, const nlohmann::json& after);
 
 // Makes the registry use the plugin files the run recorded in
-// plugin_versions; says on `warn` when a file is gone or now has another version.
-SKEIN_EXPORT void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry, std::ostream& warn);
+// plugin_versions; warns (skein::warn) when a file is gone or now has another version.
+SKEIN_EXPORT void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry);
 // After resolving: warns about plugins whose version differs from the record.
-SKEIN_EXPORT void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after, std::ostream& warn);
+SKEIN_EXPORT void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after);
 
 // Appends the config now in force to <dir>/config_history.jsonl.
 SKEIN_EXPORT void append_config_history(const std::string& dir, const std::string& event,

@@ -42,6 +42,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   ~Trainer() override;
 
   // Runs all epochs (or until a stop is agreed). Returns the epochs run.
+  // When it throws, every callback's on_exception has run first.
   long fit();
   // Restores everything a checkpoint holds (see checkpoint.hpp); fit() then
   // continues with the epoch after it.
@@ -74,6 +75,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Runs `hook` of every callback in order, marking which plugin runs (for
   // crash reports); a non-standard exception becomes one naming the plugin.
   void each_callback(const char* hook, const std::function<void(Callback&)>& call);
+  long fit_epochs();
+  // Calls every callback's on_exception; what they throw becomes a warning.
+  void notify_failure(const std::string& error);
   EvalResult evaluate(const DataSplit& split, bool record);
   // How batches of a pass are fetched (`salt` tells passes of one epoch apart).
   Prefetcher::Options prefetch_options(bool augment, std::uint64_t salt) const;
