@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "launch.hpp"
 #include "skein/core/run.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 
 namespace po = boost::program_options;
@@ -57,7 +58,7 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   // Plugins (and worker processes, which inherit it) read the opt-in from the environment.
-  if (allow_outside) ::setenv("SKEIN_ALLOW_OUTSIDE_RUN_DIR", "1", 1);
+  if (allow_outside) ::setenv(skein::env::kAllowOutsideRunDir, "1", 1);
 
   if (vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts")) {
     // Workers get the same request, without the launcher's flags.

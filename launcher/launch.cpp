@@ -13,6 +13,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
 
+#include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/failure_report.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run.hpp"
@@ -21,6 +22,8 @@
 #include "skein/errors.hpp"
 #include "skein/warning.hpp"
 #include "worker_group.hpp"
+#include "skein/env_vars.hpp"
+#include "skein/store_keys.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -100,7 +103,7 @@ std::unique_ptr<core::Rendezvous> open_node_store(const LaunchOptions& o, int wo
 // Node 0's --max-restarts holds for every node: nodes that restarted a
 // different number of times would wait for each other until --timeout.
 int agree_on_max_restarts(const LaunchOptions& o, core::Rendezvous& rdzv) {
-  const std::string key = "skein/launcher/max_restarts";
+  const std::string key = store_key::launcher_max_restarts();
   if (o.node_rank == 0) {
     rdzv.publish(key, std::to_string(o.max_restarts));
     return o.max_restarts;
@@ -124,7 +127,7 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
                          core::Rendezvous& rdzv) {
   Attempt a;
   a.number = number;
-  const std::string key = "skein/launcher/attempt" + std::to_string(number) + "/";
+  const std::string key = store_key::launcher_attempt(number);
   if (o.node_rank == 0) {
     a.run_id = core::random_run_id();
     a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_dir + "/checkpoints").empty();
@@ -166,11 +169,11 @@ std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& atte
     }
     w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
     w.env = env;
-    w.env.push_back({"RANK", std::to_string(w.rank)});
-    w.env.push_back({"LOCAL_RANK", std::to_string(local)});
+    w.env.push_back({skein::env::kRank, std::to_string(w.rank)});
+    w.env.push_back({skein::env::kLocalRank, std::to_string(local)});
     w.error_file = private_dir + "/error" + std::to_string(attempt.number) + "_rank" +
                    std::to_string(w.rank) + ".json";
-    w.env.push_back({core::kEnvErrorFile, w.error_file});
+    w.env.push_back({skein::env::kErrorFile, w.error_file});
     workers.push_back(std::move(w));
   }
   return workers;
@@ -213,20 +216,20 @@ int launch(const LaunchOptions& o) {
   // Private: the single-node store and the workers' failure reports.
   PrivateDir private_dir;
   std::vector<std::pair<std::string, std::string>> env = {
-      {"WORLD_SIZE", std::to_string(world)},
-      {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
-      {"MASTER_ADDR", o.master_addr},
-      {core::kEnvLaunched, "1"},
-      {core::kEnvTimeout, std::to_string(o.timeout_s)},
+      {skein::env::kWorldSize, std::to_string(world)},
+      {skein::env::kLocalWorldSize, std::to_string(o.nproc_per_node)},
+      {skein::env::kMasterAddr, o.master_addr},
+      {skein::env::kLaunched, "1"},
+      {skein::env::kTimeout, std::to_string(o.timeout_s)},
   };
-  if (!std::getenv("OMP_NUM_THREADS")) env.push_back({"OMP_NUM_THREADS", "1"});
+  if (!std::getenv(skein::env::kOmpThreads)) env.push_back({skein::env::kOmpThreads, "1"});
   std::unique_ptr<core::Rendezvous> rdzv;
   if (multi_node) {
     rdzv = open_node_store(o, world);
-    env.push_back({"MASTER_PORT", std::to_string(o.node_rank == 0 ? rdzv->port() : o.master_port)});
-    env.push_back({core::kEnvAgentStore, "1"});
+    env.push_back({skein::env::kMasterPort, std::to_string(o.node_rank == 0 ? rdzv->port() : o.master_port)});
+    env.push_back({skein::env::kAgentStore, "1"});
   } else {
-    env.push_back({"MASTER_PORT", std::to_string(o.master_port ? o.master_port : 29500)});
+    env.push_back({skein::env::kMasterPort, std::to_string(o.master_port ? o.master_port : 29500)});
   }
 
   std::string run_dir = o.run_dir;
@@ -239,24 +242,24 @@ int launch(const LaunchOptions& o) {
       const std::string file = private_dir.path + "/store" + std::to_string(number);
       rdzv.reset();
       rdzv = core::Rendezvous::file_store(file, world + 1, o.timeout_s);
-      attempt_env.push_back({core::kEnvStoreFile, file});
-      attempt_env.push_back({core::kEnvStoreUsers, std::to_string(world + 1)});
+      attempt_env.push_back({skein::env::kStoreFile, file});
+      attempt_env.push_back({skein::env::kStoreUsers, std::to_string(world + 1)});
     }
     if (number == 0) {
       // Node 0 names the run directory; the other nodes learn it.
       if (o.node_rank == 0) {
         if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
         if (!o.resume) core::check_run_dir_usable(run_dir, o.overwrite);
-        rdzv->publish("skein/launcher/run_dir", run_dir);
+        rdzv->publish(store_key::launcher_run_dir(), run_dir);
       } else if (run_dir.empty()) {
-        run_dir = rdzv->fetch("skein/launcher/run_dir");
+        run_dir = rdzv->fetch(store_key::launcher_run_dir());
       }
       if (multi_node) max_restarts = agree_on_max_restarts(o, *rdzv);
     }
     const Attempt attempt = agree_on_attempt(o, number, run_dir, *rdzv);
-    attempt_env.push_back({core::kEnvRunId, attempt.run_id});
-    attempt_env.push_back({"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)});
-    attempt_env.push_back({"TORCHELASTIC_MAX_RESTARTS", std::to_string(max_restarts)});
+    attempt_env.push_back({skein::env::kRunId, attempt.run_id});
+    attempt_env.push_back({skein::env::kRestartCount, std::to_string(attempt.number)});
+    attempt_env.push_back({skein::env::kMaxRestarts, std::to_string(max_restarts)});
 
     const std::vector<WorkerSpec> workers =
         worker_specs(o, attempt, run_dir, attempt_env, private_dir.path);

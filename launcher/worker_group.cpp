@@ -126,143 +126,180 @@ void emit(const Stream& s, const std::string& line, bool quiet, std::vector<Work
   out.flush();
 }
 
-}  // namespace
-
-GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions& options) {
+void catch_interrupts() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
 
-  int max_rank = 0;
-  for (const auto& s : specs) max_rank = std::max(max_rank, s.rank);
-  std::vector<Worker> workers(static_cast<std::size_t>(max_rank) + 1);
-  std::vector<Stream> streams;
-  std::vector<pid_t> pids;
-  for (const auto& spec : specs) {
+// The root cause among the failed workers: a worker of the first failures
+// killed by a signal (it could report nothing), else the earliest reported
+// failure of any rank (peers of a failed worker fail after it), else the
+// first one reaped. Fills the failure fields of `result`.
+void find_root_cause(const std::vector<Worker*>& first_failures, std::vector<Worker>& workers,
+                     GroupResult& result) {
+  Worker* root = first_failures.front();
+  bool by_signal = false;
+  for (Worker* w : first_failures) {
+    if (WIFSIGNALED(w->status) && !by_signal) {
+      root = w;
+      by_signal = true;
+    }
+  }
+  Report report;
+  if (!by_signal) {
+    for (auto& w : workers) {
+      if (w.pid == 0 || (WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0)) continue;
+      Report r = reported_failure(w);
+      if (r.time_us >= 0 && (report.time_us < 0 || r.time_us < report.time_us)) {
+        root = &w;
+        report = r;
+      }
+    }
+  } else {
+    report = reported_failure(*root);
+  }
+  result.rank = root->rank;
+  result.pid = root->pid;
+  result.exit_code = WIFEXITED(root->status) ? WEXITSTATUS(root->status) : 0;
+  result.signal = WIFSIGNALED(root->status) ? WTERMSIG(root->status) : 0;
+  if (!by_signal && report.time_us >= 0) {
+    // It reported first, then our SIGTERM may have ended it before it
+    // could exit: its failure, and the code it was exiting with, stand.
+    result.exit_code = report.exit_code;
+    result.signal = 0;
+  }
+  result.last_error_line = report.time_us >= 0 ? report.message : root->last_error_line;
+}
+
+// One node's running workers: their output streams, their exits, and the
+// stop (SIGTERM, then SIGKILL after the grace period) once one fails.
+class Group {
+ public:
+  Group(const std::vector<WorkerSpec>& specs, const GroupOptions& options) : options_(options) {
+    int max_rank = 0;
+    for (const auto& s : specs) max_rank = std::max(max_rank, s.rank);
+    workers_.resize(static_cast<std::size_t>(max_rank) + 1);
+    for (const auto& spec : specs) start(spec);
+  }
+
+  GroupResult run() {
+    while (running_ > 0 || !streams_.empty()) {
+      relay_output();
+      reap_exited();
+      if (g_interrupted && !stopping_) {
+        result_.interrupted = true;
+        result_.when = now_string();
+        stop_all();
+      }
+      if (stopping_ && std::chrono::steady_clock::now() > kill_deadline_) {
+        for (pid_t p : pids_) kill(p, SIGKILL);
+        kill_deadline_ = std::chrono::steady_clock::time_point::max();
+      }
+    }
+    if (result_.failed) find_root_cause(first_failures_, workers_, result_);
+    return result_;
+  }
+
+ private:
+  void start(const WorkerSpec& spec) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
       throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
     pid_t pid = spawn(spec, out[1], err[1]);
     close(out[1]);
     close(err[1]);
-    workers[spec.rank].pid = pid;
-    workers[spec.rank].rank = spec.rank;
-    workers[spec.rank].error_file = spec.error_file;
-    pids.push_back(pid);
-    streams.push_back({out[0], spec.rank, false, ""});
-    streams.push_back({err[0], spec.rank, true, ""});
+    Worker& w = workers_[static_cast<std::size_t>(spec.rank)];
+    w.pid = pid;
+    w.rank = spec.rank;
+    w.error_file = spec.error_file;
+    pids_.push_back(pid);
+    streams_.push_back({out[0], spec.rank, false, ""});
+    streams_.push_back({err[0], spec.rank, true, ""});
+    ++running_;
   }
 
-  GroupResult result;
-  std::vector<Worker*> first_failures;
-  int running = static_cast<int>(specs.size());
-  bool stopping = false;
-  auto kill_deadline = std::chrono::steady_clock::time_point::max();
-  auto stop_all = [&] {
-    if (stopping) return;
-    stopping = true;
-    for (pid_t pid : pids) {
-      kill(pid, SIGTERM);
-      kill(pid, SIGCONT);  // a stopped worker gets the SIGTERM too
-    }
-    kill_deadline = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(static_cast<long>(options.grace_s * 1000));
-  };
-
-  while (running > 0 || !streams.empty()) {
+  // Relays whole lines from the workers' pipes; the poll timeout only bounds
+  // how soon exits and signals are noticed.
+  void relay_output() {
     std::vector<pollfd> fds;
-    for (const auto& s : streams) fds.push_back({s.fd, POLLIN, 0});
-    // The poll timeout only bounds how soon exits and signals are noticed.
+    for (const auto& s : streams_) fds.push_back({s.fd, POLLIN, 0});
     int ready = fds.empty() ? 0 : poll(fds.data(), fds.size(), 100);
     if (fds.empty()) usleep(50 * 1000);
-    if (ready > 0) {
-      for (std::size_t i = fds.size(); i-- > 0;) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        char buf[8192];
-        ssize_t n = read(streams[i].fd, buf, sizeof buf);
-        if (n > 0) {
-          streams[i].pending.append(buf, static_cast<std::size_t>(n));
-          std::size_t nl;
-          while ((nl = streams[i].pending.find('\n')) != std::string::npos) {
-            emit(streams[i], streams[i].pending.substr(0, nl), options.quiet_ranks, workers);
-            streams[i].pending.erase(0, nl + 1);
-          }
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-          if (!streams[i].pending.empty()) emit(streams[i], streams[i].pending, options.quiet_ranks, workers);
-          close(streams[i].fd);
-          streams.erase(streams.begin() + static_cast<std::ptrdiff_t>(i));
+    if (ready <= 0) return;
+    for (std::size_t i = fds.size(); i-- > 0;) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Stream& stream = streams_[i];
+      char buf[8192];
+      ssize_t n = read(stream.fd, buf, sizeof buf);
+      if (n > 0) {
+        stream.pending.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = stream.pending.find('\n')) != std::string::npos) {
+          emit(stream, stream.pending.substr(0, nl), options_.quiet_ranks, workers_);
+          stream.pending.erase(0, nl + 1);
         }
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (!stream.pending.empty()) emit(stream, stream.pending, options_.quiet_ranks, workers_);
+        close(stream.fd);
+        streams_.erase(streams_.begin() + static_cast<std::ptrdiff_t>(i));
       }
     }
+  }
+
+  // Collects exited workers; the first failures stop the others.
+  void reap_exited() {
     int status = 0;
     pid_t pid;
     std::vector<Worker*> failed_now;
-    while (running > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
-      --running;
-      for (auto& w : workers) {
+    while (running_ > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      --running_;
+      for (auto& w : workers_) {
         if (w.pid != pid) continue;
         w.running = false;
         w.status = status;
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) failed_now.push_back(&w);
       }
-      pids.erase(std::remove(pids.begin(), pids.end(), pid), pids.end());
+      pids_.erase(std::remove(pids_.begin(), pids_.end(), pid), pids_.end());
     }
-    if (!failed_now.empty() && !result.failed && !stopping) {
-      result.failed = true;
-      result.when = now_string();
-      first_failures = failed_now;
+    if (!failed_now.empty() && !result_.failed && !stopping_) {
+      result_.failed = true;
+      result_.when = now_string();
+      first_failures_ = failed_now;
       stop_all();
     }
-    if (g_interrupted && !stopping) {
-      result.interrupted = true;
-      result.when = now_string();
-      stop_all();
-    }
-    if (stopping && std::chrono::steady_clock::now() > kill_deadline) {
-      for (pid_t p : pids) kill(p, SIGKILL);
-      kill_deadline = std::chrono::steady_clock::time_point::max();
-    }
   }
-  if (result.failed) {
-    // The root cause: a worker of the first failures killed by a signal (it
-    // could report nothing), else the earliest reported failure of any rank
-    // (peers of a failed worker fail after it), else the first one reaped.
-    Worker* root = first_failures.front();
-    bool by_signal = false;
-    for (Worker* w : first_failures) {
-      if (WIFSIGNALED(w->status) && !by_signal) {
-        root = w;
-        by_signal = true;
-      }
+
+  void stop_all() {
+    if (stopping_) return;
+    stopping_ = true;
+    for (pid_t pid : pids_) {
+      kill(pid, SIGTERM);
+      kill(pid, SIGCONT);  // a stopped worker gets the SIGTERM too
     }
-    Report report;
-    if (!by_signal) {
-      for (auto& w : workers) {
-        if (w.pid == 0 || WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0) continue;
-        Report r = reported_failure(w);
-        if (r.time_us >= 0 && (report.time_us < 0 || r.time_us < report.time_us)) {
-          root = &w;
-          report = r;
-        }
-      }
-    } else {
-      report = reported_failure(*root);
-    }
-    result.rank = root->rank;
-    result.pid = root->pid;
-    result.exit_code = WIFEXITED(root->status) ? WEXITSTATUS(root->status) : 0;
-    result.signal = WIFSIGNALED(root->status) ? WTERMSIG(root->status) : 0;
-    if (!by_signal && report.time_us >= 0) {
-      // It reported first, then our SIGTERM may have ended it before it
-      // could exit: its failure, and the code it was exiting with, stand.
-      result.exit_code = report.exit_code;
-      result.signal = 0;
-    }
-    result.last_error_line = report.time_us >= 0 ? report.message : root->last_error_line;
+    kill_deadline_ = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<long>(options_.grace_s * 1000));
   }
-  return result;
+
+  const GroupOptions& options_;
+  std::vector<Worker> workers_;
+  std::vector<Stream> streams_;
+  std::vector<pid_t> pids_;
+  int running_ = 0;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point kill_deadline_ = std::chrono::steady_clock::time_point::max();
+  GroupResult result_;
+  std::vector<Worker*> first_failures_;
+};
+
+}  // namespace
+
+GroupResult run_workers(const std::vector<WorkerSpec>& specs, const GroupOptions& options) {
+  catch_interrupts();
+  Group group(specs, options);
+  return group.run();
 }
 
 }  // namespace skein::launcher

@@ -285,7 +285,7 @@ BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_never_loses_the_last_o
   for (int step = 1;; step += 3) {
     const std::string run = dir("step" + std::to_string(step));
     auto r = skein("--config " + config + " --run-dir " + run,
-                   "env SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=" + std::to_string(step));
+                   test::with_fault("SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=" + std::to_string(step)));
     if (r.exit_code == 0) break;  // past the last step of the last checkpoint
     BOOST_REQUIRE_MESSAGE(r.exit_code == 137, "step " << step << ": " << r.err);
     ++killed;

@@ -10,6 +10,7 @@
 #include "skein/core/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
+#include "skein/option_default.hpp"
 #include "test_support.hpp"
 
 using skein::PluginError;
@@ -258,4 +259,33 @@ BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
   const auto err = test::message_of<PluginError>([&] { direct.load_file(file); });
   BOOST_TEST(contains(err, "'" + file + "' is not a Skein plugin: it has no .skein_manifest section"), err);
   BOOST_TEST(!boost::filesystem::exists(marker), "naming the manifest-less library loaded it");
+}
+
+// SKEIN_OPTION defaults are checked while the plugin compiles (the checker is
+// constexpr; the compile-time half is plugin_with_a_bad_default_does_not_compile).
+BOOST_AUTO_TEST_CASE(option_defaults_must_be_json_of_their_type) {
+  using skein::OptionType;
+  using skein::option_default::fits;
+  static_assert(fits(OptionType::integer, "-3") && !fits(OptionType::integer, "0.5"));
+  const std::vector<std::tuple<OptionType, const char*, bool>> cases = {
+      {OptionType::boolean, "true", true},          {OptionType::boolean, "1", false},
+      {OptionType::integer, "42", true},            {OptionType::integer, "1e3", false},
+      {OptionType::integer, "07", false},           {OptionType::number, "1e-8", true},
+      {OptionType::number, "-0.25", true},          {OptionType::number, ".5", false},
+      {OptionType::string, "\"a \\\"b\\\" \\u00e9\"", true},
+      {OptionType::string, "auto", false},          {OptionType::string, "\"open", false},
+      {OptionType::int_list, "[256, 128]", true},   {OptionType::int_list, "[1, 2.5]", false},
+      {OptionType::number_list, "[1, 2.5]", true},  {OptionType::number_list, "[]", true},
+      {OptionType::string_list, "[\"a\", 1]", false},
+      {OptionType::object, "{\"k\": [1, {\"x\": null}]}", true},
+      {OptionType::object, "{\"k\": 1,}", false},   {OptionType::list, "[{}, [], \"x\"]", true},
+      {OptionType::list, "[1] 2", false},           {OptionType::integer, "null", true},
+      {OptionType::string, " \"padded\" ", true},   {OptionType::boolean, "", false}};
+  for (const auto& [type, json, expected] : cases)
+    BOOST_TEST(fits(type, json) == expected, skein::to_string(type) << " <- " << json);
+  constexpr skein::OptionSpec specs[] = {{"a", OptionType::integer, "1", ""},
+                                         {"b", OptionType::string, nullptr, ""},
+                                         {"c", OptionType::boolean, "\"yes\"", ""},
+                                         {nullptr, OptionType::object, nullptr, nullptr}};
+  static_assert(skein::option_default::first_bad_default(specs) == 2);
 }

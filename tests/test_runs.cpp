@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(a_crash_while_writing_a_checkpoint_leaves_the_previous_one_
   const std::string config = write_config(resumable_config());
   const std::string straight = dir("straight"), crashed = dir("crashed");
   BOOST_REQUIRE(skein("--config " + config + " --run-dir " + straight).exit_code == 0);
-  auto r = skein("--config " + config + " --run-dir " + crashed, "env SKEIN_TEST_CRASH_IN_CHECKPOINT=3");
+  auto r = skein("--config " + config + " --run-dir " + crashed, test::with_fault("SKEIN_TEST_CRASH_IN_CHECKPOINT=3"));
   BOOST_TEST(r.exit_code == 86);  // died inside the epoch-3 checkpoint
   BOOST_TEST(fs::exists(crashed + "/checkpoints/epoch_0002/trainer.json"));
   BOOST_TEST(!fs::exists(crashed + "/checkpoints/epoch_0003"));
@@ -359,6 +359,28 @@ BOOST_AUTO_TEST_CASE(a_nan_loss_is_recorded_and_can_stop_the_run) {
   BOOST_REQUIRE(r.exit_code == 0);
   BOOST_TEST(contains(r.out, "train_loss is NaN at epoch"), r.out);
   BOOST_TEST(load_json(stopped + "/history.json").size() < 5u);
+}
+
+
+// A resume uses the plugin files the run started with; when one is gone, it
+// says so the one way warnings go: on stderr, and in train.log.
+BOOST_AUTO_TEST_CASE(a_resume_warns_on_stderr_and_in_the_log_when_a_plugin_file_is_gone) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  const std::string config = write_config(cfg);
+  const std::string plugins = dir("own_plugins"), run = dir("run");
+  fs::create_directories(plugins);
+  const std::string copy = plugins + "/libskein_callback_timer.so";
+  fs::copy_file(std::string(SKEIN_PLUGIN_DIR) + "/libskein_callback_timer.so", copy);
+  BOOST_REQUIRE(skein("--config " + config + " --run-dir " + run + " --plugin " + copy).exit_code == 0);
+  fs::remove(copy);
+  auto r = skein("--resume " + run + " --set max_epochs=2");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string warning = "skein: warning: plugin 'timer' was loaded from " + copy;
+  BOOST_TEST(contains(r.err, warning), r.err);
+  BOOST_TEST(contains(test::read_text(run + "/train.log"), warning));
+  BOOST_TEST(!contains(r.out, warning), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -95,6 +95,14 @@ std::string in_private_network(const std::string& command) {
   return "unshare -rn sh -c " + shell_quote("ip link set lo up && " + command);
 }
 
+std::string with_fault(const std::string& fault) {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string asan_options =
+      (asan && *asan ? std::string(asan) + ":" : std::string()) + "verify_asan_link_order=0";
+  return "env LD_PRELOAD=" + shell_quote(FAULT_INJECTION_LIB) + " ASAN_OPTIONS=" + shell_quote(asan_options) +
+         " " + fault;
+}
+
 int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

@@ -44,6 +44,11 @@ CommandResult run(const std::string& command_line, int timeout_seconds = 240);
 // command are reachable from nowhere else.
 std::string in_private_network(const std::string& command);
 bool private_network_available();
+// An `env ...` prefix for a command: the fault-injection library
+// (tests/tools/fault_injection.cpp) preloaded, and `fault` set, e.g.
+// "SKEIN_TEST_CRASH_IN_CHECKPOINT=3". Under ASan, the preload is allowed to
+// come before the sanitizer's runtime (it allocates nothing).
+std::string with_fault(const std::string& fault);
 // A TCP port free on 127.0.0.1 right now.
 int free_port();
 

@@ -15,14 +15,20 @@ namespace skein::core {
 
 namespace {
 
-// Kind of plugin each single slot holds.
+// The config's single-plugin slots: the key, the kind of plugin it holds and
+// where RunConfig keeps it, in the order they are resolved. The one table of
+// them (callbacks, a list, are apart; defaults are in top_level_schema()).
 struct Slot {
   const char* key;
   PluginKind kind;
+  PluginUse RunConfig::*use;
 };
-constexpr Slot kSlots[] = {{"model", PluginKind::model},         {"data", PluginKind::dataset},
-                           {"history", PluginKind::history},     {"parallel", PluginKind::parallel},
-                           {"loss", PluginKind::loss},           {"optimizer", PluginKind::optimizer}};
+constexpr Slot kSlots[] = {{"model", PluginKind::model, &RunConfig::model},
+                           {"data", PluginKind::dataset, &RunConfig::data},
+                           {"history", PluginKind::history, &RunConfig::history},
+                           {"parallel", PluginKind::parallel, &RunConfig::parallel},
+                           {"loss", PluginKind::loss, &RunConfig::loss},
+                           {"optimizer", PluginKind::optimizer, &RunConfig::optimizer}};
 
 const char* slot_for(PluginKind kind) {
   for (const auto& s : kSlots)
@@ -377,12 +383,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       throw ConfigError("data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
     migrate_optimizer_name(cfg["optimizer"]);
 
-    rc.model = resolve_plugin(cfg["model"], "model", PluginKind::model, registry);
-    rc.data = resolve_plugin(cfg["data"], "data", PluginKind::dataset, registry);
-    rc.history = resolve_plugin(cfg["history"], "history", PluginKind::history, registry);
-    rc.parallel = resolve_plugin(cfg["parallel"], "parallel", PluginKind::parallel, registry);
-    rc.loss = resolve_plugin(cfg["loss"], "loss", PluginKind::loss, registry);
-    rc.optimizer = resolve_plugin(cfg["optimizer"], "optimizer", PluginKind::optimizer, registry);
+    for (const auto& slot : kSlots) rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.kind, registry);
     const auto& cbs = cfg["callbacks"];
     for (std::size_t i = 0; i < cbs.size(); ++i)
       rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]",
@@ -397,12 +398,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
                                     {"version", use.record->version},
                                     {"path", absolute_path(use.record->path)}};
     };
-    put(cfg["model"], rc.model);
-    put(cfg["data"], rc.data);
-    put(cfg["history"], rc.history);
-    put(cfg["parallel"], rc.parallel);
-    put(cfg["loss"], rc.loss);
-    put(cfg["optimizer"], rc.optimizer);
+    for (const auto& slot : kSlots) put(cfg[slot.key], rc.*slot.use);
     for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg["callbacks"][i], rc.callbacks[i]);
     cfg["plugin_versions"] = versions;
     rc.resolved = cfg;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "skein/atomic_file.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
 
@@ -19,9 +20,9 @@ int exit_code_for(const std::exception& e) {
 
 bool report_failure(const std::string& message, int exit_code) {
   if (g_reported) return true;
-  const char* path = std::getenv(kEnvErrorFile);
+  const char* path = std::getenv(env::kErrorFile);
   if (!path || !*path) return false;
-  const char* rank = std::getenv("RANK");
+  const char* rank = std::getenv(env::kRank);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   nlohmann::json j = {{"rank", rank ? rank : ""},
                       {"time_us", std::chrono::duration_cast<std::chrono::microseconds>(now).count()},

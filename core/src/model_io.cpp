@@ -6,6 +6,7 @@
 #include <boost/filesystem.hpp>
 #include <torch/csrc/jit/frontend/tracer.h>
 
+#include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/run.hpp"
 #include "skein/core/state_dict_io.hpp"

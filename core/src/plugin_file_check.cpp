@@ -1,4 +1,5 @@
 #include "skein/core/plugin_file_check.hpp"
+#include "skein/env_vars.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,7 +53,7 @@ std::string unsafe_chain(std::string dir) {
 }  // namespace
 
 bool unsafe_plugins_allowed() {
-  const char* allow = std::getenv("SKEIN_ALLOW_UNSAFE_PLUGIN_DIR");
+  const char* allow = std::getenv(env::kAllowUnsafePluginDir);
   return allow && std::string(allow) == "1";
 }
 

@@ -1,8 +1,10 @@
 #include "skein/core/plugin_registry.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -12,8 +14,9 @@
 #include "skein/core/elf_section.hpp"
 #include "skein/core/plugin_file_check.hpp"
 #include "skein/core/suggest.hpp"
-#include "skein/json.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/json.hpp"
 #include "skein/version.hpp"
 
 namespace fs = boost::filesystem;
@@ -34,9 +37,7 @@ std::string version_string(std::uint32_t major, std::uint32_t minor) {
 }
 
 bool valid_kind(PluginKind kind) {
-  auto k = static_cast<std::uint32_t>(kind);
-  return k >= static_cast<std::uint32_t>(PluginKind::callback) &&
-         k <= static_cast<std::uint32_t>(PluginKind::optimizer);
+  return std::find(std::begin(kAllPluginKinds), std::end(kAllPluginKinds), kind) != std::end(kAllPluginKinds);
 }
 
 // Minimum struct_size of an API 1.x PluginInfo: every field up to fingerprint.
@@ -352,8 +353,8 @@ std::vector<std::string> default_plugin_dirs() {
   boost::system::error_code ec;
   auto exe = boost::dll::program_location(ec);
   if (!ec) dirs.push_back((exe.parent_path().parent_path() / "lib" / "skein" / "plugins").string());
-  if (const char* env = std::getenv("SKEIN_PLUGIN_PATH")) {
-    std::stringstream ss(env);
+  if (const char* extra = std::getenv(env::kPluginPath)) {
+    std::stringstream ss(extra);
     std::string entry;
     while (std::getline(ss, entry, ':'))
       if (!entry.empty()) dirs.push_back(entry);

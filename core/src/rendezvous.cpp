@@ -7,6 +7,7 @@
 
 #include "skein/atomic_file.hpp"
 #include "skein/run_store.hpp"
+#include "skein/store_keys.hpp"
 
 namespace skein::core {
 
@@ -24,7 +25,7 @@ void IntegrityReport::write_run_json(const std::string& run_dir, const nlohmann:
 }
 
 std::string digest_key(const std::string& run_id, int rank) {
-  return "skein/digest/" + run_id + "/" + std::to_string(rank);
+  return store_key::digest(run_id, rank);
 }
 
 Rendezvous::~Rendezvous() = default;

@@ -12,6 +12,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
 #include "skein/core/digest.hpp"
 #include "skein/core/failure_report.hpp"
@@ -21,7 +22,9 @@
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
 
 namespace fs = boost::filesystem;
@@ -40,7 +43,7 @@ double peak_rss_mb() {
 }  // namespace
 
 void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs) {
-  const char* debug = std::getenv("SKEIN_DEBUG_PLUGINS");
+  const char* debug = std::getenv(env::kDebugPlugins);
   registry.set_debug(debug && std::string(debug) != "0" && std::string(debug).size() > 0);
   for (const auto& dir : default_plugin_dirs()) registry.scan_directory(dir);
   for (const auto& dir : extra_dirs) {
@@ -86,10 +89,10 @@ std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, co
   if (!request.run_dir.empty()) return request.run_dir;
   if (run.is_main()) {
     std::string dir = new_run_dir("runs", request.sources.config_path);
-    if (store && run.world_size > 1) store_set(*store.store, "skein/run_dir", dir);
+    if (store && run.world_size > 1) store_set(*store.store, store_key::run_dir(), dir);
     return dir;
   }
-  return store_get(*store.store, "skein/run_dir");
+  return store_get(*store.store, store_key::run_dir());
 }
 
 // Publishes this rank's history digest; without skein's launcher, rank 0
@@ -157,6 +160,67 @@ void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfi
   set_crash_log(dir.path() + "/train.log");
 }
 
+// The test split's result: into `outcome` and `results`, and one log line.
+void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& results, std::ostream& log) {
+  outcome.test_accuracy = test.accuracy;
+  outcome.test_loss = test.loss;
+  results["test_loss"] = test.loss;
+  results["test_samples"] = test.samples;
+  log << std::fixed << std::setprecision(4);
+  if (test.accuracy) {
+    results["test_accuracy"] = *test.accuracy;
+    log << "Test accuracy: " << *test.accuracy << "  test loss: " << test.loss;
+  } else {
+    log << "Test loss: " << test.loss;
+  }
+  log << "  (" << test.samples << " samples)\n";
+}
+
+// Start-up and memory, for benchmarks: the slowest and largest rank (a collective).
+void record_costs(Trainer& trainer, nlohmann::json& results) {
+  const auto first = trainer.first_batch_at();
+  std::vector<double> costs{first ? std::chrono::duration<double>(*first - kLoadedAt).count() : 0.0,
+                            peak_rss_mb()};
+  trainer.parallel().all_reduce_max(costs);
+  results["time_to_first_batch_s"] = costs[0];
+  results["peak_rss_mb"] = costs[1];
+}
+
+// Creates the trainer into `trainer` (a config error names the config key it
+// comes from) and restores the newest checkpoint on --resume. The caller owns
+// the trainer even when this throws, so that a failure is reported while its
+// connections are still open.
+void start_trainer(const TrainRequest& request, const RunConfig& config, const PluginRegistry& registry,
+                   const RunInfo& run, const RunStore& store, std::ostream& log, std::unique_ptr<Trainer>& trainer) {
+  try {
+    trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+  } catch (const ConfigError& e) {
+    throw ConfigError(blame(e.what(), config));
+  }
+  if (!request.resume_dir.empty()) {
+    const std::string checkpoint = find_latest_checkpoint(run.run_dir + "/checkpoints");
+    trainer->resume(checkpoint);
+    log << "Resumed from " << checkpoint << "\n";
+  }
+}
+
+// Trains, tests, writes results.json and checks that the ranks agree.
+TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore& store, std::ostream& log) {
+  TrainOutcome outcome;
+  outcome.is_main = run.is_main();
+  outcome.run_dir = run.run_dir;
+  outcome.epochs = trainer.fit();
+  outcome.stop_reason = trainer.stop_reason();
+  if (!outcome.stop_reason.empty())
+    log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
+  nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
+  if (auto test = trainer.test()) record_test(*test, outcome, results, log);
+  record_costs(trainer, results);
+  if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+  check_integrity(trainer, run, store);
+  return outcome;
+}
+
 }  // namespace
 
 TrainOutcome run_training(const TrainRequest& request) {
@@ -179,54 +243,15 @@ TrainOutcome run_training(const TrainRequest& request) {
   // A failure is reported before the trainer (and its connections) goes away,
   // so the launcher can tell it from the failures of the peers it causes.
   std::unique_ptr<Trainer> trainer;
-  TrainOutcome outcome;
   try {
-    try {
-      trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
-    } catch (const ConfigError& e) {
-      throw ConfigError(blame(e.what(), config));
-    }
-    if (resuming) {
-      const std::string checkpoint = find_latest_checkpoint(run.run_dir + "/checkpoints");
-      trainer->resume(checkpoint);
-      log << "Resumed from " << checkpoint << "\n";
-    }
+    start_trainer(request, config, registry, run, store, log, trainer);
     if (dir) open_run_dir(*dir, request, config, run_log);
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";
-    outcome.is_main = run.is_main();
-    outcome.run_dir = run.run_dir;
-    outcome.epochs = trainer->fit();
-    outcome.stop_reason = trainer->stop_reason();
-    if (!outcome.stop_reason.empty())
-      log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
-
-    nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
-    if (auto test = trainer->test()) {
-      outcome.test_accuracy = test->accuracy;
-      outcome.test_loss = test->loss;
-      results["test_loss"] = test->loss;
-      results["test_samples"] = test->samples;
-      log << std::fixed << std::setprecision(4);
-      if (test->accuracy) {
-        results["test_accuracy"] = *test->accuracy;
-        log << "Test accuracy: " << *test->accuracy << "  test loss: " << test->loss;
-      } else {
-        log << "Test loss: " << test->loss;
-      }
-      log << "  (" << test->samples << " samples)\n";
-    }
-    // Start-up and memory, for benchmarks: the slowest and largest rank.
-    std::vector<double> costs{trainer->first_batch_at()
-                                  ? std::chrono::duration<double>(*trainer->first_batch_at() - kLoadedAt).count()
-                                  : 0.0,
-                              peak_rss_mb()};
-    trainer->parallel().all_reduce_max(costs);
-    results["time_to_first_batch_s"] = costs[0];
-    results["peak_rss_mb"] = costs[1];
-    if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
-    check_integrity(*trainer, run, store);
+    TrainOutcome outcome = train_and_test(*trainer, run, store, log);
+    log.flush();
+    return outcome;
   } catch (const std::exception& e) {
     // A run that never trained leaves nothing behind (a resume keeps its run).
     if (dir && !resuming && !(trainer && trainer->first_batch_at())) {
@@ -239,8 +264,6 @@ TrainOutcome run_training(const TrainRequest& request) {
     report_failure(e);
     throw;
   }
-  log.flush();
-  return outcome;
 }
 
 }  // namespace skein::core

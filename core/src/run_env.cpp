@@ -8,19 +8,21 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/store_keys.hpp"
 
 namespace skein::core {
 
 namespace {
 
-const char* env(const char* name) {
+const char* env_value(const char* name) {
   const char* v = std::getenv(name);
   return (v && *v) ? v : nullptr;
 }
 
 long env_int(const char* name, long fallback, long min, long max) {
-  const char* v = env(name);
+  const char* v = env_value(name);
   if (!v) return fallback;
   char* end = nullptr;
   errno = 0;
@@ -36,7 +38,7 @@ long env_int(const char* name, long fallback, long min, long max) {
 }  // namespace
 
 bool launched_by_skein() {
-  const char* v = env(kEnvLaunched);
+  const char* v = env_value(env::kLaunched);
   return v && std::string(v) == "1";
 }
 
@@ -49,32 +51,32 @@ std::string random_run_id() {
 
 RunInfo read_run_env() {
   RunInfo run;
-  if (const char* t = env(kEnvTimeout)) {
+  if (const char* t = env_value(env::kTimeout)) {
     char* end = nullptr;
     run.timeout_s = std::strtod(t, &end);
     if (*end != '\0' || !(run.timeout_s > 0))
-      throw ConfigError(std::string("environment variable ") + kEnvTimeout + "='" + t +
+      throw ConfigError(std::string("environment variable ") + env::kTimeout + "='" + t +
                         "' must be a positive number of seconds");
   }
-  if (!env("WORLD_SIZE")) {
-    if (env("RANK")) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not");
+  if (!env_value(env::kWorldSize)) {
+    if (env_value(env::kRank)) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not");
     return run;
   }
-  run.world_size = static_cast<int>(env_int("WORLD_SIZE", 1, 1, 1 << 20));
-  if (!env("RANK")) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not");
-  run.rank = static_cast<int>(env_int("RANK", 0, 0, run.world_size - 1));
+  run.world_size = static_cast<int>(env_int(env::kWorldSize, 1, 1, 1 << 20));
+  if (!env_value(env::kRank)) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not");
+  run.rank = static_cast<int>(env_int(env::kRank, 0, 0, run.world_size - 1));
   run.local_world_size =
-      static_cast<int>(env_int("LOCAL_WORLD_SIZE", run.world_size, 1, run.world_size));
-  run.local_rank = static_cast<int>(env_int("LOCAL_RANK", run.rank % run.local_world_size, 0,
+      static_cast<int>(env_int(env::kLocalWorldSize, run.world_size, 1, run.world_size));
+  run.local_rank = static_cast<int>(env_int(env::kLocalRank, run.rank % run.local_world_size, 0,
                                             run.local_world_size - 1));
   run.multi_node = run.local_world_size < run.world_size;
-  if (const char* addr = env("MASTER_ADDR")) run.master_addr = addr;
-  run.master_port = static_cast<int>(env_int("MASTER_PORT", 0, 0, 65535));
-  if (run.world_size > 1 && !env(kEnvStoreFile) && (run.master_addr.empty() || run.master_port == 0))
+  if (const char* addr = env_value(env::kMasterAddr)) run.master_addr = addr;
+  run.master_port = static_cast<int>(env_int(env::kMasterPort, 0, 0, 65535));
+  if (run.world_size > 1 && !env_value(env::kStoreFile) && (run.master_addr.empty() || run.master_port == 0))
     throw ConfigError("WORLD_SIZE=" + std::to_string(run.world_size) +
                       " needs MASTER_ADDR and MASTER_PORT (or start the run with skein train "
                       "--nproc-per-node)");
-  if (const char* id = env(kEnvRunId)) run.run_id = id;
+  if (const char* id = env_value(env::kRunId)) run.run_id = id;
   return run;
 }
 
@@ -82,19 +84,19 @@ RunStore open_run_store(RunInfo& run) {
   RunStore rs;
   const auto timeout = to_millis(run.timeout_s);
   try {
-    if (const char* path = env(kEnvStoreFile)) {
-      const int users = static_cast<int>(env_int(kEnvStoreUsers, run.world_size, 1, 1 << 20));
+    if (const char* path = env_value(env::kStoreFile)) {
+      const int users = static_cast<int>(env_int(env::kStoreUsers, run.world_size, 1, 1 << 20));
       rs.kind = RunStore::Kind::file;
       rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
     } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
-      const char* agent = env(kEnvAgentStore);
+      const char* agent = env_value(env::kAgentStore);
       const bool serve = run.rank == 0 && !(agent && std::string(agent) == "1");
       rs.kind = RunStore::Kind::tcp;
       rs.store = c10::make_intrusive<c10d::TCPStore>(
           run.master_addr, tcp_store_options(run.master_port, serve, run.world_size, run.timeout_s));
     }
   } catch (const std::exception& e) {
-    std::string where = env(kEnvStoreFile) ? std::string(env(kEnvStoreFile))
+    std::string where = env_value(env::kStoreFile) ? std::string(env_value(env::kStoreFile))
                                            : run.master_addr + ":" + std::to_string(run.master_port);
     throw std::runtime_error("rank " + std::to_string(run.rank) + ": cannot open the run's store at " +
                              where + ": " + first_line(e.what()));
@@ -105,9 +107,9 @@ RunStore open_run_store(RunInfo& run) {
       run.run_id = random_run_id();
     } else if (run.rank == 0) {
       run.run_id = random_run_id();
-      store_set(*rs.store, "skein/run_id", run.run_id);
+      store_set(*rs.store, store_key::run_id(), run.run_id);
     } else {
-      run.run_id = store_get(*rs.store, "skein/run_id");
+      run.run_id = store_get(*rs.store, store_key::run_id());
     }
   }
   return rs;

@@ -14,6 +14,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/warning.hpp"

@@ -12,7 +12,6 @@
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,10 +24,13 @@
 #include <torch/serialize.h>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/digest.hpp"
+#include "skein/core/fault_point.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/core/trainer.hpp"
+#include "skein/store_keys.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -55,8 +57,6 @@ void fsync_path(const std::string& path, int flags) {
   }
 }
 
-// Test hooks (tests/test_runs.cpp): die while writing a checkpoint, as a
-// kill -9 would. SKEIN_TEST_CRASH_IN_CHECKPOINT=E: halfway through epoch E's.
 // torch::save writes some names (a submodule called like a TorchScript
 // keyword, say) that torch::load then cannot parse: found now, not at resume.
 void check_readable(const std::string& bytes, const char* file, const std::string& checkpoint) {
@@ -72,20 +72,9 @@ void check_readable(const std::string& bytes, const char* file, const std::strin
   }
 }
 
-void maybe_crash_for_test(long epoch) {
-  const char* at = std::getenv("SKEIN_TEST_CRASH_IN_CHECKPOINT");
-  if (at && std::atol(at) == epoch) std::_Exit(86);
-}
-// SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=N: SIGKILL at the N-th step (a file
-// written, a directory synced, a rename, a link), counted over the process.
-void checkpoint_step() {
-  static const long kill_at = [] {
-    const char* v = std::getenv("SKEIN_TEST_KILL_AT_CHECKPOINT_STEP");
-    return v ? std::atol(v) : 0L;
-  }();
-  static long steps = 0;
-  if (kill_at > 0 && ++steps == kill_at) ::kill(::getpid(), SIGKILL);
-}
+// One step of writing a checkpoint (a file written, a directory synced, a
+// rename, a link): where the crash tests kill the process.
+void checkpoint_step() { skein_fault_point("checkpoint.step", 0); }
 
 // Renames the complete directory `tmp` to root/name, replacing a checkpoint of
 // that name (e.g. "best") as a whole.
@@ -105,69 +94,44 @@ void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::st
 
 }  // namespace
 
-void remove_partial_checkpoints(const std::string& root) {
-  boost::system::error_code ec;
-  std::vector<fs::path> partial;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(".tmp-", 0) == 0 || name.rfind(".old-", 0) == 0) partial.push_back(it->path());
+// Every rank's generator state, gathered on rank 0 through the run's store
+// (empty elsewhere): a resumed run continues each rank's random stream.
+std::vector<torch::Tensor> Trainer::gather_rng_states(const std::string& name) {
+  const torch::Tensor mine = at::detail::getDefaultCPUGenerator().get_state();
+  if (run_.world_size == 1) return {mine};
+  auto key = [&](int rank) { return store_key::checkpoint_rng(run_.run_id, name, epoch_, rank); };
+  store_set(*store_->store, key(run_.rank), bytes_of(mine));
+  if (!run_.is_main()) return {};
+  std::vector<torch::Tensor> states;
+  for (int r = 0; r < run_.world_size; ++r) {
+    states.push_back(r == 0 ? mine : tensor_of(store_get(*store_->store, key(r))));
+    if (r > 0) store_->store->deleteKey(key(r));
   }
-  for (const auto& p : partial) {
-    // A crash between install_checkpoint's two renames leaves the previous
-    // checkpoint only under .old-NAME-PID: it goes back to NAME.
-    const std::string name = p.filename().string();
-    const auto dash = name.rfind('-');
-    if (name.rfind(".old-", 0) == 0 && dash > 5) {
-      const fs::path original = p.parent_path() / name.substr(5, dash - 5);
-      if (!fs::exists(original, ec)) {
-        fs::rename(p, original, ec);
-        if (!ec) continue;
-      }
-    }
-    fs::remove_all(p, ec);
-  }
+  store_->store->deleteKey(key(0));
+  return states;
 }
 
-std::string find_latest_checkpoint(const std::string& root) {
-  boost::system::error_code ec;
-  std::string best;
-  long best_epoch = -1;
-  if (!fs::is_directory(root, ec)) return "";
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("epoch_", 0) != 0 || !fs::exists(it->path() / "trainer.json")) continue;
-    try {
-      auto meta = nlohmann::json::parse(std::ifstream((it->path() / "trainer.json").string()));
-      const auto epoch = checkpoint_epoch(meta);
-      if (epoch && *epoch > best_epoch) {
-        best_epoch = *epoch;
-        best = it->path().string();
-      }
-    } catch (const std::exception&) {
-      // An unreadable trainer.json: not a complete checkpoint.
-    }
-  }
-  return best;
+// trainer.json: what the tensors files do not say, and their checksums.
+nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
+  nlohmann::json callbacks = nlohmann::json::array();
+  for (std::size_t i = 0; i < callbacks_.size(); ++i)
+    callbacks.push_back({{"plugin", config_.callbacks[i].record->name}, {"state", callbacks_[i]->state()}});
+  // libtorch's optimizer archive does not bring back a changed learning rate.
+  nlohmann::json lrs = nlohmann::json::array();
+  for (auto& group : optimizer_->param_groups()) lrs.push_back(group.options().get_lr());
+  return {{"format", kCheckpointFormat},
+          {"epoch", epoch_},
+          {"lr", lrs},
+          {"world_size", run_.world_size},
+          {"seed", config_.seed},
+          {"model", config_.model.record->name},
+          {"data_info", {{"input_shape", data_info_.input_shape}, {"num_classes", data_info_.num_classes}}},
+          {"callbacks", callbacks},
+          {"files", checksums}};
 }
 
 void Trainer::write_checkpoint(const std::string& name) {
-  // Every rank's generator state reaches rank 0 through the run's store.
-  std::vector<torch::Tensor> rng_states;
-  const torch::Tensor mine = at::detail::getDefaultCPUGenerator().get_state();
-  if (run_.world_size > 1) {
-    const std::string prefix = "skein/ckpt/" + run_.run_id + "/" + name + "/" +
-                               std::to_string(epoch_) + "/rng/";
-    store_set(*store_->store, prefix + std::to_string(run_.rank), bytes_of(mine));
-    if (run_.is_main()) {
-      for (int r = 0; r < run_.world_size; ++r) {
-        rng_states.push_back(r == 0 ? mine : tensor_of(store_get(*store_->store, prefix + std::to_string(r))));
-        if (r > 0) store_->store->deleteKey(prefix + std::to_string(r));
-      }
-      store_->store->deleteKey(prefix + "0");
-    }
-  } else {
-    rng_states.push_back(mine);
-  }
+  const std::vector<torch::Tensor> rng_states = gather_rng_states(name);  // a collective: every rank
   if (!run_.is_main()) return;
 
   const fs::path root(checkpoint_root());
@@ -181,43 +145,24 @@ void Trainer::write_checkpoint(const std::string& name) {
     checksums[file] = crc64_hex(bytes);
     checkpoint_step();
   };
-  {
+  auto serialized = [](const auto& save) {
     std::ostringstream out;
-    torch::save(model_, out);
-    check_readable(out.str(), "model.pt", name);
-    put("model.pt", out.str());
-  }
+    save(out);
+    return out.str();
+  };
+  const std::string model_bytes = serialized([&](std::ostream& out) { torch::save(model_, out); });
+  check_readable(model_bytes, "model.pt", name);
+  put("model.pt", model_bytes);
   put("model_state_dict.pt", state_dict_bytes(*model_));
-  maybe_crash_for_test(epoch_);
-  {
-    torch::serialize::OutputArchive archive;
-    optimizer_->save(archive);
-    std::ostringstream out;
-    archive.save_to(out);
-    put("optimizer.pt", out.str());
-  }
+  skein_fault_point("checkpoint.halfway", epoch_);
+  put("optimizer.pt", serialized([&](std::ostream& out) {
+        torch::serialize::OutputArchive archive;
+        optimizer_->save(archive);
+        archive.save_to(out);
+      }));
   put("history.json", history_.dump() + "\n");
-  {
-    std::ostringstream out;
-    torch::save(rng_states, out);
-    put("rng.pt", out.str());
-  }
-  nlohmann::json callbacks = nlohmann::json::array();
-  for (std::size_t i = 0; i < callbacks_.size(); ++i)
-    callbacks.push_back({{"plugin", config_.callbacks[i].record->name}, {"state", callbacks_[i]->state()}});
-  // libtorch's optimizer archive does not bring back a changed learning rate.
-  nlohmann::json lrs = nlohmann::json::array();
-  for (auto& group : optimizer_->param_groups()) lrs.push_back(group.options().get_lr());
-  nlohmann::json meta = {{"format", kCheckpointFormat},
-                         {"epoch", epoch_},
-                         {"lr", lrs},
-                         {"world_size", run_.world_size},
-                         {"seed", config_.seed},
-                         {"model", config_.model.record->name},
-                         {"data_info", {{"input_shape", data_info_.input_shape}, {"num_classes", data_info_.num_classes}}},
-                         {"callbacks", callbacks},
-                         {"files", checksums}};
-  put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");
+  put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+  put("trainer.json", encode_nonfinite(checkpoint_meta(checksums)).dump(2) + "\n");  // last: marks it complete
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
 
@@ -239,65 +184,60 @@ void Trainer::link_checkpoint(const std::string& from, const std::string& name) 
   install_checkpoint(root, tmp, name);
 }
 
-void Trainer::resume(const std::string& dir) {
-  const std::string where = "checkpoint " + dir;
-  const CheckpointMeta meta = read_checked_checkpoint(dir);
-  const int world = meta.world_size;
-  if (world != run_.world_size)
-    throw ConfigError(where + " was written by " + std::to_string(world) + " ranks; this run has " +
-                      std::to_string(run_.world_size) +
-                      " (resume with the same number of processes)");
-  // Each part, with the file it comes from named on failure.
-  auto load_part = [&](const char* file, const std::function<void()>& load) {
-    try {
-      load();
-    } catch (const ConfigError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw ConfigError(where + "/" + file + " does not fit this run: " + first_line(e.what()));
-    }
-  };
-  torch::NoGradGuard no_grad;
-  load_part("model.pt", [&] {
-    // torch::load gives a parameter the checkpoint's shape, whatever the
-    // model's: a model of another shape must be refused, not reshaped.
-    std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
-    for (const auto& p : model_->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
-    for (const auto& b : model_->named_buffers()) shapes.emplace_back(b.key(), b.value().sizes().vec());
-    std::ifstream model_in(dir + "/model.pt", std::ios::binary);
-    torch::load(model_, model_in);
-    auto loaded = model_->named_parameters();
-    auto buffers = model_->named_buffers();
-    for (const auto& [name, shape] : shapes) {
-      const torch::Tensor* t = loaded.find(name);
-      if (!t) t = buffers.find(name);
-      if (t && t->sizes().vec() != shape)
-        throw std::runtime_error("'" + name + "' has shape " + c10::str(t->sizes()) +
-                                 " there and " + c10::str(c10::IntArrayRef(shape)) + " in this model");
-    }
-  });
-  load_part("optimizer.pt", [&] {
-    torch::serialize::InputArchive archive;
-    archive.load_from(dir + "/optimizer.pt");
-    optimizer_->load(archive);
-    auto& groups = optimizer_->param_groups();
-    if (meta.lr.size() != groups.size())
-      throw std::runtime_error("the optimizer has another number of parameter groups");
-    for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(meta.lr[i]);
-  });
-  load_part("rng.pt", [&] {
-    std::vector<torch::Tensor> rng;
-    torch::load(rng, dir + "/rng.pt");
-    if (static_cast<int>(rng.size()) != run_.world_size)
-      throw std::runtime_error("it holds the states of another number of ranks");
-    at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
-    generator.set_state(rng[static_cast<std::size_t>(run_.rank)]);
-  });
-  load_part("history.json", [&] {
-    history_ = History::load(dir + "/history.json");
-    intern_batch_keys();
-  });
-  // Callback states, matched by position and plugin name.
+namespace {
+
+// Runs `load`, naming `file` of the checkpoint when it fails.
+void load_part(const std::string& where, const char* file, const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(where + "/" + file + " does not fit this run: " + first_line(e.what()));
+  }
+}
+
+}  // namespace
+
+// torch::load gives a parameter the checkpoint's shape, whatever the model's:
+// a model of another shape must be refused, not reshaped.
+void Trainer::restore_model(const std::string& file) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+  for (const auto& p : model_->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
+  for (const auto& b : model_->named_buffers()) shapes.emplace_back(b.key(), b.value().sizes().vec());
+  std::ifstream model_in(file, std::ios::binary);
+  torch::load(model_, model_in);
+  auto loaded = model_->named_parameters();
+  auto buffers = model_->named_buffers();
+  for (const auto& [name, shape] : shapes) {
+    const torch::Tensor* t = loaded.find(name);
+    if (!t) t = buffers.find(name);
+    if (t && t->sizes().vec() != shape)
+      throw std::runtime_error("'" + name + "' has shape " + c10::str(t->sizes()) + " there and " +
+                               c10::str(c10::IntArrayRef(shape)) + " in this model");
+  }
+}
+
+void Trainer::restore_optimizer(const std::string& file, const std::vector<double>& lrs) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(file);
+  optimizer_->load(archive);
+  auto& groups = optimizer_->param_groups();
+  if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
+  for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
+}
+
+void Trainer::restore_rng(const std::string& file) {
+  std::vector<torch::Tensor> rng;
+  torch::load(rng, file);
+  if (static_cast<int>(rng.size()) != run_.world_size)
+    throw std::runtime_error("it holds the states of another number of ranks");
+  at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
+  generator.set_state(rng[static_cast<std::size_t>(run_.rank)]);
+}
+
+// Callback states, matched by position and plugin name.
+void Trainer::restore_callbacks(const CheckpointMeta& meta, const std::string& where) {
   const auto& states = meta.callbacks;
   for (std::size_t i = 0; i < callbacks_.size() && i < states.size(); ++i) {
     const std::string& name = config_.callbacks[i].record->name;
@@ -310,6 +250,23 @@ void Trainer::resume(const std::string& dir) {
       throw ConfigError(where + ": the state of callback '" + name + "' does not fit: " + first_line(e.what()));
     }
   }
+}
+
+void Trainer::resume(const std::string& dir) {
+  const std::string where = "checkpoint " + dir;
+  const CheckpointMeta meta = read_checked_checkpoint(dir);
+  if (meta.world_size != run_.world_size)
+    throw ConfigError(where + " was written by " + std::to_string(meta.world_size) + " ranks; this run has " +
+                      std::to_string(run_.world_size) + " (resume with the same number of processes)");
+  torch::NoGradGuard no_grad;
+  load_part(where, "model.pt", [&] { restore_model(dir + "/model.pt"); });
+  load_part(where, "optimizer.pt", [&] { restore_optimizer(dir + "/optimizer.pt", meta.lr); });
+  load_part(where, "rng.pt", [&] { restore_rng(dir + "/rng.pt"); });
+  load_part(where, "history.json", [&] {
+    history_ = History::load(dir + "/history.json");
+    intern_batch_keys();
+  });
+  restore_callbacks(meta, where);
   epoch_ = meta.epoch;
   start_epoch_ = epoch_ + 1;
 }

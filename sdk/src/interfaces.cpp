@@ -30,13 +30,12 @@ OptimizerFactory::~OptimizerFactory() = default;
 
 const char* to_string(PluginKind kind) {
   switch (kind) {
-    case PluginKind::callback: return "callback";
-    case PluginKind::history: return "history";
-    case PluginKind::parallel: return "parallel";
-    case PluginKind::model: return "model";
-    case PluginKind::dataset: return "dataset";
-    case PluginKind::loss: return "loss";
-    case PluginKind::optimizer: return "optimizer";
+#define SKEIN_KIND_NAME_(KIND, INTERFACE) \
+  case PluginKind::KIND:                  \
+    return #KIND;
+    SKEIN_PLUGIN_KINDS(SKEIN_KIND_NAME_)
+#undef SKEIN_KIND_NAME_
+    case PluginKind::unknown: break;
   }
   return "unknown";
 }

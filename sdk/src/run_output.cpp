@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/options.hpp"
 
@@ -94,7 +95,7 @@ std::string resolve(const RunInfo& run, const std::string& name,
 }  // namespace
 
 bool outside_run_dir_allowed() {
-  const char* v = std::getenv("SKEIN_ALLOW_OUTSIDE_RUN_DIR");
+  const char* v = std::getenv(env::kAllowOutsideRunDir);
   return v && std::string(v) == "1";
 }
 

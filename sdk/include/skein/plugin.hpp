@@ -12,6 +12,7 @@
 
 #include "skein/export.hpp"
 #include "skein/manifest.hpp"
+#include "skein/option_default.hpp"
 #include "skein/options.hpp"
 #include "skein/run_info.hpp"
 #include "skein/version.hpp"
@@ -27,31 +28,31 @@ class Loss;
 class OptimizerFactory;
 struct RunStore;
 
-// Values are part of the ABI: new kinds are appended (API minor 1 added loss, optimizer).
-enum class PluginKind : std::uint32_t { callback = 1, history, parallel, model, dataset, loss, optimizer };
-// Every kind, in declaration order.
-constexpr PluginKind kAllPluginKinds[] = {PluginKind::callback, PluginKind::history, PluginKind::parallel,
-                                          PluginKind::model,    PluginKind::dataset, PluginKind::loss,
-                                          PluginKind::optimizer};
+// The plugin kinds, the one table of them: X(kind, interface), in the order
+// of their values, which are part of the ABI (1, 2, ...; new kinds are
+// appended: API minor 1 added loss and optimizer). The enum, the list of all
+// kinds, the kind <-> interface maps and to_string are written from it.
+#define SKEIN_PLUGIN_KINDS(X)                                                        \
+  X(callback, Callback) X(history, HistoryBackend) X(parallel, Parallel) X(model, Model) \
+  X(dataset, Dataset) X(loss, Loss) X(optimizer, OptimizerFactory)
+
+#define SKEIN_KIND_ENUMERATOR_(KIND, INTERFACE) KIND,
+// `unknown` (0) is no kind: what a zeroed PluginInfo holds.
+enum class PluginKind : std::uint32_t { unknown = 0, SKEIN_PLUGIN_KINDS(SKEIN_KIND_ENUMERATOR_) };
+#undef SKEIN_KIND_ENUMERATOR_
+
+#define SKEIN_KIND_VALUE_(KIND, INTERFACE) PluginKind::KIND,
+constexpr PluginKind kAllPluginKinds[] = {SKEIN_PLUGIN_KINDS(SKEIN_KIND_VALUE_)};
+#undef SKEIN_KIND_VALUE_
 SKEIN_EXPORT const char* to_string(PluginKind kind);
 
 template <PluginKind K> struct interface_for;
-template <> struct interface_for<PluginKind::callback> { using type = Callback; };
-template <> struct interface_for<PluginKind::history> { using type = HistoryBackend; };
-template <> struct interface_for<PluginKind::parallel> { using type = Parallel; };
-template <> struct interface_for<PluginKind::model> { using type = Model; };
-template <> struct interface_for<PluginKind::dataset> { using type = Dataset; };
-template <> struct interface_for<PluginKind::loss> { using type = Loss; };
-template <> struct interface_for<PluginKind::optimizer> { using type = OptimizerFactory; };
-
 template <class Interface> struct kind_of;
-template <> struct kind_of<Callback> { static constexpr PluginKind value = PluginKind::callback; };
-template <> struct kind_of<HistoryBackend> { static constexpr PluginKind value = PluginKind::history; };
-template <> struct kind_of<Parallel> { static constexpr PluginKind value = PluginKind::parallel; };
-template <> struct kind_of<Model> { static constexpr PluginKind value = PluginKind::model; };
-template <> struct kind_of<Dataset> { static constexpr PluginKind value = PluginKind::dataset; };
-template <> struct kind_of<Loss> { static constexpr PluginKind value = PluginKind::loss; };
-template <> struct kind_of<OptimizerFactory> { static constexpr PluginKind value = PluginKind::optimizer; };
+#define SKEIN_KIND_MAPS_(KIND, INTERFACE)                                                  \
+  template <> struct interface_for<PluginKind::KIND> { using type = INTERFACE; };          \
+  template <> struct kind_of<INTERFACE> { static constexpr PluginKind value = PluginKind::KIND; };
+SKEIN_PLUGIN_KINDS(SKEIN_KIND_MAPS_)
+#undef SKEIN_KIND_MAPS_
 
 constexpr std::uint32_t kPluginMagic = 0x534b4e31;  // "SKN1"
 
@@ -92,13 +93,16 @@ using CreateFn = void* (*)(const PluginArgs*);
 #define SKEIN_REQUIRED_OPTION(NAME, TYPE, DOC) \
   ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, nullptr, DOC }
 
-// The manifest half of SKEIN_PLUGIN: the options array and the JSON manifest
-// in the ELF section the host reads without loading the library. Used inside
-// an anonymous namespace.
+// The manifest half of SKEIN_PLUGIN: the options array (each default checked
+// against its type at compile time) and the JSON manifest in the ELF section
+// the host reads without loading the library. Used inside an anonymous namespace.
 #define SKEIN_PLUGIN_MANIFEST(KIND, NAME, VERSION, DESCRIPTION, ...)                      \
   constexpr ::skein::OptionSpec skein_plugin_options_[] = {                               \
       __VA_ARGS__ __VA_OPT__(, )::skein::OptionSpec{nullptr, ::skein::OptionType::object,  \
                                                     nullptr, nullptr}};                   \
+  static_assert(::skein::option_default::check_defaults<                                  \
+                    ::skein::option_default::first_bad_default(skein_plugin_options_)>::ok, \
+                "option defaults are checked");                                           \
   constexpr ::skein::manifest::Fields skein_manifest_fields_ = {                          \
       SKEIN_STR(SKEIN_API_MAJOR), SKEIN_STR(SKEIN_API_MINOR), NAME, #KIND, VERSION,      \
       DESCRIPTION, SKEIN_BUILD_FINGERPRINT, skein_plugin_options_,                        \

@@ -10,14 +10,12 @@
 
 namespace skein::core {
 
-// Where a worker reports: set by the launcher, one file per worker.
-constexpr const char* kEnvErrorFile = "SKEIN_ERROR_FILE";
-
 // The exit code a failure ends skein with: 2 for bad configuration or a
 // plugin that cannot be used, 1 for anything else.
 SKEIN_EXPORT int exit_code_for(const std::exception& e);
 
-// Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE,
+// Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE
+// (env::kErrorFile, set by the launcher: one file per worker),
 // once: later calls keep the first report, the one closest to the cause.
 // Returns whether the launcher has a report (false outside a launched run,
 // or when the file cannot be written).

@@ -44,12 +44,6 @@ SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::
 // when DIR holds no run or no complete checkpoint.
 SKEIN_EXPORT void prepare_resume(TrainRequest& request);
 
-// Removes what a crash left while a checkpoint was written under `root`
-// (.tmp-* directories), restoring one that was being replaced (.old-*).
-SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
-
-// The newest complete checkpoint (an epoch_* directory) under `root`, or "".
-SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 
 // Picks a fresh run directory under `parent` named after the config file.
 SKEIN_EXPORT std::string new_run_dir(const std::string& parent, const std::string& config_path);

@@ -7,14 +7,7 @@
 
 namespace skein::core {
 
-// Environment variables set by skein's launcher besides torchrun's.
-constexpr const char* kEnvStoreFile = "SKEIN_STORE_FILE";    // FileStore rendezvous (one node)
-constexpr const char* kEnvStoreUsers = "SKEIN_STORE_USERS";  // processes sharing that file
-constexpr const char* kEnvAgentStore = "SKEIN_AGENT_STORE";  // "1": the launcher serves the TCPStore
-constexpr const char* kEnvRunId = "SKEIN_RUN_ID";
-constexpr const char* kEnvTimeout = "SKEIN_TIMEOUT_S";
-constexpr const char* kEnvLaunched = "SKEIN_LAUNCHED";       // "1": the launcher checks digests
-// SKEIN_ERROR_FILE, where a failing worker reports: see failure_report.hpp.
+// The variables' names: skein/env_vars.hpp.
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT (a single process when WORLD_SIZE is unset). Bad values are

@@ -26,6 +26,8 @@
 
 namespace skein::core {
 
+struct CheckpointMeta;  // checkpoint_meta.hpp
+
 // Loss and accuracy summed over every rank's share of a split.
 struct EvalResult {
   double loss = 0;
@@ -90,6 +92,12 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void record_loss_metrics(const Batch& batch, const char* phase);
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
+  std::vector<torch::Tensor> gather_rng_states(const std::string& name);
+  nlohmann::json checkpoint_meta(const nlohmann::json& checksums) const;
+  void restore_model(const std::string& file);
+  void restore_optimizer(const std::string& file, const std::vector<double>& lrs);
+  void restore_rng(const std::string& file);
+  void restore_callbacks(const CheckpointMeta& meta, const std::string& where);
   // The same state under another name (e.g. "best" of the epoch just written):
   // hard links to the files of `from`, renamed into place. Rank 0 only.
   void link_checkpoint(const std::string& from, const std::string& name);

@@ -1,0 +1,51 @@
+#define BOOST_TEST_MODULE checkpoint
+#include <boost/test/unit_test.hpp>
+
+#include "fake_context.hpp"
+
+// The checkpoint callback alone: which checkpoints it asks for, and when.
+using test::FakeContext;
+
+BOOST_FIXTURE_TEST_SUITE(checkpoint, test::Fixture)
+
+// checkpoint's monitor left unset: valid_loss when the run validates, and no
+// "best" (rather than an error) when it does not.
+BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
+  FakeContext without;
+  auto cp = make("checkpoint", nlohmann::json::object());
+  for (double v : {1.0, 0.5}) {
+    without.epoch_with("train_loss", v);
+    cp->on_epoch_end(without);
+  }
+  using Request = std::pair<std::string, std::vector<std::string>>;
+  BOOST_TEST(without.checkpoints ==
+             std::vector<Request>({{"epoch_0001", {}}, {"epoch_0002", {"epoch_0001"}}}));
+  FakeContext with;
+  auto cp2 = make("checkpoint", nlohmann::json::object());
+  with.epoch_with("valid_loss", 1.0);
+  cp2->on_epoch_end(with);
+  BOOST_TEST(with.checkpoints == std::vector<Request>({{"epoch_0001", {}}, {"best", {}}}));
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
+  FakeContext ctx;
+  auto cp = make("checkpoint", {{"keep_last", 2}});
+  for (double v : {1.0, 0.8, 0.9}) {
+    ctx.epoch_with("valid_loss", v);
+    cp->on_epoch_end(ctx);
+  }
+  using Request = std::pair<std::string, std::vector<std::string>>;
+  const std::vector<Request> expected = {{"epoch_0001", {}}, {"best", {}},
+                                         {"epoch_0002", {}}, {"best", {}},
+                                         {"epoch_0003", {"epoch_0001"}}};
+  BOOST_TEST(ctx.checkpoints == expected);
+  // Its state carries what it keeps, so a resumed run deletes the right ones.
+  auto resumed = make("checkpoint", {{"keep_last", 2}});
+  resumed->load_state(nlohmann::json::parse(cp->state().dump()));
+  ctx.checkpoints.clear();
+  ctx.epoch_with("valid_loss", 0.95);
+  resumed->on_epoch_end(ctx);
+  BOOST_TEST(ctx.checkpoints == std::vector<Request>({{"epoch_0004", {"epoch_0002"}}}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,32 @@
+#pragma once
+// Every key skein writes into a run's c10d store: the one table of them. All
+// start with "skein/"; those of one attempt of a run carry its run id, so the
+// attempts of a restarted run never read each other's values.
+#include <string>
+
+namespace skein::store_key {
+
+// The run.
+inline std::string run_id() { return "skein/run_id"; }    // agreed when the environment gives none
+inline std::string run_dir() { return "skein/run_dir"; }  // chosen by rank 0 when not given
+// Rank r's history digest, compared at the end of the run.
+inline std::string digest(const std::string& run, int rank) {
+  return "skein/digest/" + run + "/" + std::to_string(rank);
+}
+// Rank r's generator state for checkpoint `name` of `epoch`, read by rank 0.
+inline std::string checkpoint_rng(const std::string& run, const std::string& name, long epoch, int rank) {
+  return "skein/ckpt/" + run + "/" + name + "/" + std::to_string(epoch) + "/rng/" + std::to_string(rank);
+}
+
+// The launchers of a multi-node run (their own rendezvous store).
+inline std::string launcher_max_restarts() { return "skein/launcher/max_restarts"; }
+inline std::string launcher_attempt(int number) { return "skein/launcher/attempt" + std::to_string(number) + "/"; }
+inline std::string launcher_run_dir() { return "skein/launcher/run_dir"; }
+
+// Plugins: a prefix of their own under "skein/<kind>/".
+inline std::string history_prefix(const std::string& run) { return "skein/history/" + run; }
+inline std::string filestore_ready(const std::string& run) { return "skein/history/filestore_ready/" + run; }
+inline std::string tcpstore_port(const std::string& run) { return "skein/history/tcp_port/" + run; }
+inline std::string ddp_prefix(const std::string& run) { return "skein/ddp/" + run + "/"; }
+
+}  // namespace skein::store_key
