@@ -26,7 +26,9 @@ BOOST_AUTO_TEST_CASE(a_missing_monitored_key_fails_alike_in_every_callback) {
     } catch (const skein::ConfigError& e) {
       const std::string what = e.what();
       BOOST_TEST(what.rfind(name + ": option 'monitor' names 'valid_los'", 0) == 0, what);
-      BOOST_TEST(what.find("(it holds: valid_loss)") != std::string::npos, what);
+      // The keys the history holds (lr_scheduler has recorded its lr by then).
+      BOOST_TEST(what.find("(it holds: ") != std::string::npos, what);
+      BOOST_TEST(what.find("valid_loss)") != std::string::npos, what);
     }
   }
   BOOST_CHECK_THROW(make("early_stopping", {{"patience", 0}}), skein::ConfigError);

@@ -50,7 +50,10 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 bool one_error_line(const CommandResult& r) {
-  return r.err.rfind("skein: error: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+  // Warnings (`skein: warning: ...`, the one way they go) may come first.
+  std::string err = r.err;
+  while (err.rfind("skein: warning: ", 0) == 0 && err.find('\n') != std::string::npos) err.erase(0, err.find('\n') + 1);
+  return err.rfind("skein: error: ", 0) == 0 && err.find('\n') == err.size() - 1;
 }
 
 std::string read_text(const std::string& path) {

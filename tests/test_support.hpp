@@ -82,7 +82,8 @@ std::string read_text(const std::string& path);
 nlohmann::json load_json(const std::string& path);
 
 bool contains(const std::string& text, const std::string& part);
-// Exactly one line on stderr, starting "skein: error: ".
+// Exactly one error line on stderr, starting "skein: error: " (after any
+// "skein: warning: " lines).
 bool one_error_line(const CommandResult& r);
 
 // tests/python/interop.py ARGS under Debian's python3 (python3-torch, python3-numpy).
