@@ -27,6 +27,9 @@ class Ddp final : public skein::Parallel {
     reducer_options_.cap_bytes = static_cast<std::size_t>(cap_mb * (1 << 20));
     reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
     reducer_options_.overlap = opt.get_bool("overlap");
+    const std::string compression = opt.get_string("compression");
+    if (compression != "none" && compression != "fp16") opt.fail("compression", "must be none or fp16");
+    reducer_options_.fp16 = compression == "fp16";
     const std::string backend = opt.get_string("backend");
     if (backend != "gloo" && backend != "auto")
       opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
@@ -89,13 +92,16 @@ class Ddp final : public skein::Parallel {
 
 }  // namespace
 
-SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.0.0",
+SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.1.0",
              "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo)",
              SKEIN_OPTION("bucket_cap_mb", number, "25", "Largest gradient bucket, in MiB"),
              SKEIN_OPTION("first_bucket_mb", number, "1",
                           "Cap of the first bucket (small, so communication starts early)"),
              SKEIN_OPTION("overlap", boolean, "true",
                           "Launch each bucket's all-reduce during backward (false: after it)"),
+             SKEIN_OPTION("compression", string, "\"none\"",
+                          "none, or fp16: gradients travel as float16 (half the bytes), averaged "
+                          "and cast back to the parameters' dtype"),
              SKEIN_OPTION("backend", string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)"),
              SKEIN_OPTION("gloo_host", string, "\"\"",
                           "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "

@@ -48,6 +48,9 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
     b.flat = torch::zeros({b.offsets.back() + last.numel()}, last.options().requires_grad(false));
+    const auto type = last.scalar_type();
+    if (options.fp16 && (type == torch::kFloat32 || type == torch::kFloat64))
+      b.wire = torch::empty(b.flat.sizes(), b.flat.options().dtype(torch::kFloat16));
   }
   reset();
   for (std::size_t k = 0; k < params_.size(); ++k)
@@ -95,8 +98,15 @@ void GradientReducer::on_gradient(std::size_t index, const torch::Tensor& grad) 
 void GradientReducer::launch_ready_buckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
     auto& b = buckets_[next_launch_++];
+    // Compression divides by the world size BEFORE the cast to float16, in
+    // the bucket's own dtype: one rounding to half instead of two, and every
+    // partial sum of the all-reduce is then at most the largest gradient
+    // magnitude of any rank, so nothing overflows while every rank's
+    // gradients lie within float16's range (|g| <= 65504); summing first and
+    // dividing after would overflow as soon as the sum exceeds it.
     b.flat.div_(world_);
-    std::vector<torch::Tensor> tensors{b.flat};
+    if (b.wire.defined()) b.wire.copy_(b.flat);
+    std::vector<torch::Tensor> tensors{b.wire.defined() ? b.wire : b.flat};
     b.work = group_->allreduce(tensors);
   }
 }
@@ -108,10 +118,11 @@ void GradientReducer::finish() {
   for (std::size_t k = 0; k < params_.size(); ++k)
     if (!ready_[k]) fill(k, torch::Tensor());
   launch_ready_buckets();
+  torch::NoGradGuard no_grad;
   for (auto& b : buckets_) {
     wait_for(*b.work, "gradient all-reduce");
+    if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
   }
-  torch::NoGradGuard no_grad;
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
     auto averaged = slot(k);

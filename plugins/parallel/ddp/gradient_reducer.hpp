@@ -8,6 +8,11 @@
 // asynchronously, always in bucket order so every rank issues the same
 // sequence of collectives. finish() launches what unused parameters held
 // back, waits, and writes the averages into param.grad.
+//
+// Compression fp16 (the idea of PyTorch's fp16_compress_hook): a float32 or
+// float64 bucket travels as half precision, half the bytes on the wire, and
+// is cast back to the parameter dtype once reduced. Buckets are formed as
+// without compression (caps count the parameters' own bytes).
 #include <cstddef>
 #include <vector>
 
@@ -25,6 +30,8 @@ struct ReducerOptions {
   std::size_t first_cap_bytes = 1u << 20;
   // false: launch every bucket only after backward (for measuring the overlap).
   bool overlap = true;
+  // true: all-reduce float32/float64 buckets as float16 (see above).
+  bool fp16 = false;
 };
 
 class GradientReducer {
@@ -42,6 +49,7 @@ class GradientReducer {
     std::vector<std::size_t> params;  // indices into params_
     std::vector<std::int64_t> offsets;
     torch::Tensor flat;
+    torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
     c10::intrusive_ptr<c10d::Work> work;
   };
