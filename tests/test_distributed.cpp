@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE distributed
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <torch/torch.h>
 
 #include "plugins/probe_model.hpp"
@@ -156,6 +158,91 @@ BOOST_AUTO_TEST_CASE(ddp_gradients_equal_the_single_process_gradients_of_the_glo
   // Tolerance: float32 sums in a different order (per-rank means, then the average).
   for (std::size_t i = 0; i < params.size(); ++i)
     BOOST_TEST(torch::allclose(params[i].grad(), d0[6 + i], 1e-5, 1e-6), "gradient " << i);
+}
+
+// compression=fp16: every gradient bucket crosses Gloo as float16. One run
+// of each kind, same seed: the fp16 gradients of the first batch are float16
+// values (so they really travelled as half) and are within float16's
+// rounding of the uncompressed ones; training keeps every rank equal.
+BOOST_AUTO_TEST_CASE(fp16_compression_keeps_ranks_equal_and_gradients_within_half_precision) {
+  std::map<std::string, std::string> dirs;
+  for (const std::string compression : {"none", "fp16"}) {
+    auto cfg = base_config();
+    cfg["max_epochs"] = 2;
+    cfg["parallel"]["compression"] = compression;
+    // Several buckets (one per parameter), as in the exact-gradient test.
+    auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --set parallel.bucket_cap_mb=0.0001 "
+                        "--set parallel.first_bucket_mb=0.0001 --plugin probe_callback:dump=true",
+                   dirs[compression]);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, compression << ": " << r.err);
+  }
+  const std::string& dir = dirs["fp16"];
+  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
+  BOOST_REQUIRE(p0.size() == 4u);
+  BOOST_REQUIRE(p1.size() == p0.size());
+  for (std::size_t i = 0; i < p0.size(); ++i) {
+    BOOST_TEST(torch::equal(p0[i], p1[i]), "final parameter " << i);
+    BOOST_TEST(p0[i].scalar_type() == torch::kFloat32);
+    BOOST_TEST(torch::isfinite(p0[i]).all().item<bool>());
+  }
+
+  auto exact = load_tensors(dirs["none"] + "/probe_first_batch_rank0.pt");
+  auto half0 = load_tensors(dir + "/probe_first_batch_rank0.pt");
+  auto half1 = load_tensors(dir + "/probe_first_batch_rank1.pt");
+  auto other = load_tensors(dirs["none"] + "/probe_first_batch_rank1.pt");
+  BOOST_REQUIRE(exact.size() == 10u);
+  BOOST_REQUIRE(half0.size() == 10u);
+  // Same seed: same batches and initial parameters in both runs.
+  for (int i = 0; i < 6; ++i) BOOST_TEST(torch::equal(exact[i], half0[i]), "input or parameter " << i);
+
+  // Each rank's own gradient of its batch, for the error bound below.
+  ProbeModel model(16, 8, 4, false);
+  std::vector<std::vector<torch::Tensor>> local;
+  for (const auto* d : {&exact, &other}) {
+    {
+      torch::NoGradGuard no_grad;
+      auto params = model.parameters();
+      for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_((*d)[2 + i]);
+    }
+    model.zero_grad();
+    torch::nn::functional::cross_entropy(model.forward((*d)[0]), (*d)[1]).backward();
+    local.emplace_back();
+    for (const auto& p : model.parameters()) local.back().push_back(p.grad().clone());
+  }
+  for (int i = 6; i < 10; ++i) {
+    const auto& g = half0[i];
+    BOOST_TEST(torch::equal(g, half1[i]), "synced gradient " << i);
+    BOOST_TEST(g.scalar_type() == torch::kFloat32);
+    // Reduced in float16: every value is a float16 value; without compression
+    // the values are not (the test would not tell the two apart otherwise).
+    BOOST_TEST(torch::equal(g, g.to(torch::kFloat16).to(torch::kFloat32)), "gradient " << i);
+    BOOST_TEST(!torch::equal(exact[i], exact[i].to(torch::kFloat16).to(torch::kFloat32)));
+    // Each rank rounds g_r / 2 to half (relative error 2^-11), the sum is
+    // rounded once more (2^-11 of it), and values below float16's normal range
+    // are off by at most half a subnormal step (2^-25) each time; the bound
+    // allows twice that, plus float32's own rounding.
+    const auto& g0 = local[0][i - 6];
+    const auto& g1 = local[1][i - 6];
+    auto bound = (g0.abs() + g1.abs()) / 2 * std::ldexp(1.0, -10) + exact[i].abs() * std::ldexp(1.0, -10) +
+                 std::ldexp(1.0, -23) + exact[i].abs() * 1e-5 + 1e-7;
+    auto error = (g - exact[i]).abs();
+    BOOST_TEST((error <= bound).all().item<bool>(),
+               "gradient " << i << ": largest error " << error.max().item<double>() << ", largest allowed "
+                           << bound.max().item<double>());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_compression_is_a_config_error) {
+  auto cfg = base_config();
+  cfg["parallel"]["compression"] = "int8";
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60", dir);
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, "ddp"), r.err);
+  BOOST_TEST(contains(r.err, "'compression' must be none or fp16"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_stop_decided_from_history_happens_on_the_same_epoch_everywhere) {
