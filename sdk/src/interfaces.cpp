@@ -1,8 +1,9 @@
 // Out-of-line destructors: the one home of each interface's vtable and typeinfo.
+// (The error types, to_string(PluginKind) and host_fingerprint() live in
+// libskein_base, base.cpp: the torch-free part of the SDK.)
 #include "skein/callback.hpp"
 #include "skein/context.hpp"
 #include "skein/dataset.hpp"
-#include "skein/errors.hpp"
 #include "skein/history_backend.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
@@ -12,8 +13,6 @@
 
 namespace skein {
 
-ConfigError::~ConfigError() = default;
-PluginError::~PluginError() = default;
 Callback::~Callback() = default;
 TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
@@ -27,19 +26,5 @@ Loss::~Loss() = default;
 void Loss::check_targets(const torch::Tensor&, const DataInfo&, const std::string&) const {}
 std::vector<LossMetric> Loss::metrics(const torch::Tensor&, const torch::Tensor&) const { return {}; }
 OptimizerFactory::~OptimizerFactory() = default;
-
-const char* to_string(PluginKind kind) {
-  switch (kind) {
-#define SKEIN_KIND_NAME_(KIND, INTERFACE) \
-  case PluginKind::KIND:                  \
-    return #KIND;
-    SKEIN_PLUGIN_KINDS(SKEIN_KIND_NAME_)
-#undef SKEIN_KIND_NAME_
-    case PluginKind::unknown: break;
-  }
-  return "unknown";
-}
-
-const char* host_fingerprint() { return SKEIN_BUILD_FINGERPRINT; }
 
 }  // namespace skein
