@@ -362,4 +362,14 @@ std::vector<std::string> default_plugin_dirs() {
   return dirs;
 }
 
+void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs) {
+  const char* debug = std::getenv(env::kDebugPlugins);
+  registry.set_debug(debug && std::string(debug) != "0" && std::string(debug).size() > 0);
+  for (const auto& dir : default_plugin_dirs()) registry.scan_directory(dir);
+  for (const auto& dir : extra_dirs) {
+    if (!fs::is_directory(dir)) throw ConfigError("--plugin-dir '" + dir + "' is not a directory");
+    registry.scan_directory(dir);
+  }
+}
+
 }  // namespace skein::core

@@ -22,7 +22,6 @@
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
-#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
@@ -41,16 +40,6 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 }  // namespace
-
-void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs) {
-  const char* debug = std::getenv(env::kDebugPlugins);
-  registry.set_debug(debug && std::string(debug) != "0" && std::string(debug).size() > 0);
-  for (const auto& dir : default_plugin_dirs()) registry.scan_directory(dir);
-  for (const auto& dir : extra_dirs) {
-    if (!fs::is_directory(dir)) throw ConfigError("--plugin-dir '" + dir + "' is not a directory");
-    registry.scan_directory(dir);
-  }
-}
 
 void prepare_resume(TrainRequest& request) {
   const std::string dir = request.resume_dir;

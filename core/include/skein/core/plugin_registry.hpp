@@ -95,4 +95,8 @@ class SKEIN_EXPORT PluginRegistry {
 // running executable, then every entry of SKEIN_PLUGIN_PATH.
 SKEIN_EXPORT std::vector<std::string> default_plugin_dirs();
 
+// A registry filled from the default plugin directories, then `extra_dirs`.
+// SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
+SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
+
 }  // namespace skein::core

@@ -35,10 +35,6 @@ struct TrainOutcome {
 // nothing behind.
 SKEIN_EXPORT TrainOutcome run_training(const TrainRequest& request);
 
-// A registry filled from the default plugin directories, then `extra_dirs`.
-// SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
-SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
-
 // For --resume DIR: the run's config.json becomes the config file (flags and
 // --set still apply on top), and the run directory is DIR. Throws ConfigError
 // when DIR holds no run or no complete checkpoint.
