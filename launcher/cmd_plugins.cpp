@@ -6,7 +6,7 @@
 #include "skein/json.hpp"
 
 #include "commands.hpp"
-#include "skein/core/run.hpp"
+#include "skein/core/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/warning.hpp"
 

@@ -1,14 +1,23 @@
 // skein: the command-line entry point. Maps errors to one line and an exit code:
 // 0 success, 2 usage/config error, 1 any other failure.
+//
+// The executable does not link libtorch: --version, --help, the commands'
+// --help and `skein plugins` run without it (plugin manifests are read from
+// the files, never loaded). train, export and predict live in
+// libskein_commands (<prefix>/lib, next to the plugins' lib/skein), loaded
+// only for them, after their arguments parsed.
+#include <dlfcn.h>
+
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <boost/program_options/errors.hpp>
+#include <boost/dll/runtime_symbol_info.hpp>
 
+#include "command_options.hpp"
 #include "commands.hpp"
-#include "skein/core/failure_report.hpp"
-#include "skein/errors.hpp"
+#include "guard.hpp"
 #include "skein/version.hpp"
 
 namespace {
@@ -24,14 +33,47 @@ const char* kUsage =
     "\n"
     "skein --version prints the version.\n";
 
-int fail(int code, const std::string& message) {
-  // A worker started by `skein train` reports to its launcher, whose summary
-  // line carries the error. A config error is the same on every rank: the
-  // launcher's line is then the only one. Other errors are printed here too,
-  // each rank's own (the root cause and what it caused in its peers).
-  const bool launcher_has_it = skein::core::report_failure(message, code);
-  if (!(launcher_has_it && code == 2)) std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
-  return code;
+// <prefix>/lib/libskein_commands.so for <prefix>/bin/skein (the build tree
+// has the same layout).
+std::string commands_library() {
+  boost::system::error_code ec;
+  const auto exe = boost::dll::program_location(ec);
+  if (ec) return "libskein_commands.so";  // then the RUNPATH decides
+  return (exe.parent_path().parent_path() / "lib" / "libskein_commands.so").string();
+}
+
+// Loads libtorch (through libskein_core) and runs the command there. The
+// library stays loaded: libtorch cannot be unloaded safely.
+int run_in_commands_library(const std::string& command, const std::vector<std::string>& args) {
+  const std::string path = commands_library();
+  // RTLD_GLOBAL: the libraries the training side brings in (libtorch, libskein_sdk,
+  // libskein_core) are seen by the plugins as if the executable linked them.
+  void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!library) {
+    const char* why = ::dlerror();
+    throw std::runtime_error("cannot load the training side of skein (" + path + "): " + (why ? why : "unknown error"));
+  }
+  const auto entry = reinterpret_cast<decltype(&skein_run_command)>(::dlsym(library, SKEIN_COMMANDS_ENTRY));
+  if (!entry) throw std::runtime_error(path + " has no entry point " SKEIN_COMMANDS_ENTRY " (a mismatched installation?)");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return entry(command.c_str(), static_cast<int>(argv.size()), argv.data());
+}
+
+// Parses the arguments here first: --help and usage errors need no libtorch.
+// Returns false when the help was printed.
+bool parse_here(const std::string& command, const std::vector<std::string>& args) {
+  using namespace skein::launcher;
+  if (command == "train") {
+    TrainArgs parsed;
+    return parse_train_args(args, parsed);
+  }
+  if (command == "export") {
+    ExportArgs parsed;
+    return parse_export_args(args, parsed);
+  }
+  PredictArgs parsed;
+  return parse_predict_args(args, parsed);
 }
 
 }  // namespace
@@ -49,21 +91,12 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
-  try {
-    if (command == "train") return skein::launcher::cmd_train(args);
+  return skein::launcher::run_guarded(command, [&] {
     if (command == "plugins") return skein::launcher::cmd_plugins(args);
-    if (command == "export") return skein::launcher::cmd_export(args);
-    if (command == "predict") return skein::launcher::cmd_predict(args);
-    return fail(2, "unknown command '" + command + "' (commands: train, plugins, export, predict)");
-  } catch (const boost::program_options::error& e) {
-    return fail(2, std::string(e.what()) + " (see skein " + command + " --help)");
-  } catch (const skein::ConfigError& e) {
-    return fail(2, e.what());
-  } catch (const skein::PluginError& e) {
-    return fail(2, e.what());
-  } catch (const std::exception& e) {
-    return fail(1, e.what());
-  } catch (...) {
-    return fail(1, "unknown failure");
-  }
+    if (command == "train" || command == "export" || command == "predict") {
+      if (!parse_here(command, args)) return 0;  // --help
+      return run_in_commands_library(command, args);
+    }
+    return skein::launcher::fail(2, "unknown command '" + command + "' (commands: train, plugins, export, predict)");
+  });
 }

@@ -36,6 +36,43 @@ BOOST_AUTO_TEST_CASE(version_and_help) {
   BOOST_TEST(one_error_line(bad), bad.err);
 }
 
+// The commands that neither train nor run a model start without libtorch
+// (about 0.75 s of loading): the executable does not link it, and loads the
+// training side (libskein_commands, then libskein_core and libtorch) only for
+// train, export and predict, once their arguments parsed.
+BOOST_AUTO_TEST_CASE(commands_that_do_not_train_never_load_libtorch) {
+  // LD_DEBUG=files names every library the dynamic loader opens, on stderr.
+  const auto load = [](const std::string& args) { return test::run("env LD_DEBUG=files " + kSkein + " " + args); };
+  const auto loads_torch = [](const test::CommandResult& r) {
+    return contains(r.err, "libtorch") || contains(r.err, "libskein_core") || contains(r.err, "libskein_sdk");
+  };
+  for (const std::string args : {"--version", "--help", "plugins", "plugins --json", "plugins describe mlp",
+                                 "plugins describe " TEST_PLUGIN_DIR "/libtest_probe_callback.so",
+                                 "plugins --plugin-dir " BROKEN_PLUGIN_DIR, "plugins describe mpl",
+                                 "train --help", "export --help", "predict --help", "train --no-such-flag",
+                                 "export --format state_dict"}) {
+    const auto r = load(args);
+    BOOST_TEST(contains(r.err, "file=libskein_host"), "LD_DEBUG has no effect? skein " << args << ":\n" << r.err);
+    BOOST_TEST(!loads_torch(r), "skein " << args << " loaded libtorch:\n" << r.err);
+  }
+  // What the executable itself needs (DT_NEEDED): no libtorch, no libskein_sdk or _core.
+  const auto needed = test::run("readelf -d " + kSkein);
+  if (needed.exit_code == 0) {
+    BOOST_TEST(contains(needed.out, "libskein_host"), needed.out);
+    BOOST_TEST(!contains(needed.out, "libtorch"), needed.out);
+    BOOST_TEST(!contains(needed.out, "libskein_sdk"), needed.out);
+    BOOST_TEST(!contains(needed.out, "libskein_core"), needed.out);
+  }
+  // train, export and predict load it, and their errors are as before: one line, exit 2.
+  const auto r = load("export " + tmp.str("no-such-run") + " --format state_dict --out " + tmp.str("x.pt"));
+  BOOST_TEST(loads_torch(r), r.err);
+  BOOST_TEST(r.exit_code == 2, r.err);
+  const auto plain = test::run(kSkein + " export " + tmp.str("no-such-run") + " --format state_dict --out " +
+                               tmp.str("x.pt"));
+  BOOST_TEST(plain.exit_code == 2);
+  BOOST_TEST(one_error_line(plain), plain.err);
+}
+
 BOOST_AUTO_TEST_CASE(plugins_lists_json_with_required_fields) {
   auto r = test::run(kSkein + " plugins --json");
   BOOST_REQUIRE(r.exit_code == 0);

@@ -42,10 +42,17 @@ BOOST_FIXTURE_TEST_SUITE(sdk_install, Installed)
 // One case: installing and building the example is the expensive part.
 BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   namespace fs = boost::filesystem;
-  for (const char* p : {"bin/skein", "lib/libskein_sdk.so", "lib/libskein_core.so",
+  for (const char* p : {"bin/skein", "lib/libskein_sdk.so", "lib/libskein_base.so", "lib/libskein_host.so",
+                        "lib/libskein_core.so", "lib/libskein_commands.so",
                         "lib/skein/plugins/libskein_model_mlp.so", "include/skein/plugin.hpp",
                         "lib/cmake/Skein/SkeinConfig.cmake", "lib/cmake/Skein/SkeinPlugin.cmake"})
     BOOST_TEST(fs::exists(prefix() + "/" + p), p);
+
+  // The installed executable lists plugins without libtorch, and finds its
+  // training side (lib/libskein_commands.so) for train.
+  auto listing = test::run("env LD_DEBUG=files " + skein() + " plugins");
+  BOOST_TEST(listing.exit_code == 0, listing.err);
+  BOOST_TEST(!contains(listing.err, "libtorch"), listing.err);
 
   // By path.
   auto r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r1") +

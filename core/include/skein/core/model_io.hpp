@@ -9,6 +9,7 @@
 
 #include "skein/core/config.hpp"
 #include "skein/core/plugin_registry.hpp"
+#include "skein/core/trained_model_options.hpp"
 #include "skein/export.hpp"
 #include "skein/model.hpp"
 #include "skein/run_info.hpp"
@@ -23,12 +24,6 @@ SKEIN_EXPORT std::string state_dict_file_of(const std::string& source);
 // Copies the weights `source` names (see state_dict_file_of) into `model`,
 // every name and shape checked. Errors start with "init_from 'SOURCE'".
 SKEIN_EXPORT void warm_start(torch::nn::Module& model, const std::string& source);
-
-struct TrainedModelOptions {
-  std::string run_dir;
-  std::string checkpoint;                // a name under RUN_DIR/checkpoints; "" for the newest epoch_*
-  std::vector<std::string> plugin_dirs;  // as skein train's --plugin-dir
-};
 
 // The model of a finished (or running) run, built from RUN_DIR/config.json
 // with the weights of one of its checkpoints, in eval mode.

@@ -1,0 +1,115 @@
+#include "command_options.hpp"
+
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+namespace po = boost::program_options;
+
+namespace skein::launcher {
+
+namespace {
+
+// RUN_DIR (also the first positional argument), --checkpoint, --plugin-dir:
+// what export and predict share.
+void add_trained_model_options(po::options_description& opts, core::TrainedModelOptions& model) {
+  opts.add_options()("run-dir", po::value(&model.run_dir)->required(),
+                     "the run directory (also the first positional argument)")(
+      "checkpoint", po::value(&model.checkpoint),
+      "checkpoint name under RUN_DIR/checkpoints (default: the newest epoch_*)")(
+      "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins");
+}
+
+po::variables_map parse_with_run_dir(const std::vector<std::string>& args, const po::options_description& opts) {
+  po::positional_options_description positional;
+  positional.add("run-dir", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+  return vm;
+}
+
+}  // namespace
+
+bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
+  core::TrainRequest& req = out.request;
+  LaunchOptions& launch_opts = out.launch;
+  po::options_description opts("skein train options");
+  opts.add_options()("help,h", "show this help")(
+      "config,c", po::value(&req.sources.config_path), "JSON config file")(
+      "plugin,p", po::value(&req.sources.plugins)->composing(),
+      "activate a plugin: NAME[:key=value,...] or PATH.so[:key=value,...] (repeatable)")(
+      "set,s", po::value(&req.sources.sets)->composing(),
+      "override a config value: dotted.key=VALUE, VALUE in JSON (repeatable)")(
+      "run-dir", po::value(&req.run_dir), "output directory (default: a new folder under runs/)")(
+      "resume", po::value(&req.resume_dir),
+      "continue the run in this directory from its newest checkpoint")(
+      "overwrite", po::bool_switch(&req.overwrite),
+      "replace a run already in --run-dir (once the new config is known to be good; only what skein wrote is removed)")(
+      "allow-outside-run-dir", po::bool_switch(&out.allow_outside),
+      "let plugin options name files outside the run directory (absolute paths, '..', symlinks)")(
+      "plugin-dir", po::value(&req.plugin_dirs)->composing(),
+      "also scan this directory for plugins (repeatable)");
+  po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
+  dist.add_options()("nproc-per-node", po::value(&launch_opts.nproc_per_node),
+                     "worker processes on this machine")(
+      "nnodes", po::value(&launch_opts.nnodes), "machines in the run (default 1)")(
+      "node-rank", po::value(&launch_opts.node_rank), "this machine's index, 0 hosts the store")(
+      "master-addr", po::value(&launch_opts.master_addr), "address of node 0 (default 127.0.0.1)")(
+      "master-port", po::value(&launch_opts.master_port),
+      "port of the run's TCPStore on node 0 (needed with --nnodes > 1)")(
+      "timeout", po::value(&launch_opts.timeout_s),
+      "seconds any store wait or collective may take (default 300)")(
+      "max-restarts", po::value(&launch_opts.max_restarts),
+      "on a worker failure, restart all workers from the newest checkpoint, up to this many times "
+      "(default 0)")(
+      "quiet-ranks", po::bool_switch(&launch_opts.quiet_ranks), "show only rank 0's output (and errors)");
+  opts.add(dist);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
+                 "[--run-dir DIR] [--nproc-per-node N ...]\n\n"
+              << opts;
+    return false;
+  }
+  po::notify(vm);
+  out.distributed = vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts");
+  return true;
+}
+
+bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
+  po::options_description opts("skein export options");
+  add_trained_model_options(opts, out.model);
+  opts.add_options()("help,h", "show this help")(
+      "format", po::value(&out.format)->required(),
+      "torchscript (Python: torch.jit.load) or state_dict (Python: torch.load)")(
+      "out", po::value(&out.out)->required(), "file to write");
+  po::variables_map vm = parse_with_run_dir(args, opts);
+  if (vm.count("help")) {
+    std::cout << "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]\n\n"
+              << opts;
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) {
+  po::options_description opts("skein predict options");
+  add_trained_model_options(opts, out.model);
+  opts.add_options()("help,h", "show this help")(
+      "inputs", po::value(&out.inputs)->required(), ".npy file of inputs [N, ...] (numpy.save)")(
+      "out", po::value(&out.out)->required(), ".npy file to write the outputs to")(
+      "batch-size", po::value(&out.batch_size), "samples per forward pass (default 256)");
+  po::variables_map vm = parse_with_run_dir(args, opts);
+  if (vm.count("help")) {
+    std::cout << "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
+                 "[--batch-size N]\n\n"
+              << opts;
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+}  // namespace skein::launcher

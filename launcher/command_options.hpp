@@ -1,0 +1,41 @@
+#pragma once
+// The arguments of `skein train`, `skein export` and `skein predict`, parsed
+// without libtorch: the `skein` executable parses them first (so that --help
+// and usage errors cost no libtorch load), then hands the command to
+// libskein_commands, which parses them again with these same functions.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "launch.hpp"
+#include "skein/core/run.hpp"
+#include "skein/core/trained_model_options.hpp"
+
+namespace skein::launcher {
+
+struct TrainArgs {
+  core::TrainRequest request;
+  LaunchOptions launch;
+  bool allow_outside = false;
+  bool distributed = false;  // a launcher flag was given: start worker processes
+};
+
+struct ExportArgs {
+  core::TrainedModelOptions model;
+  std::string format, out;
+};
+
+struct PredictArgs {
+  core::TrainedModelOptions model;
+  std::string inputs, out;
+  std::int64_t batch_size = 256;
+};
+
+// Each parses `args` (those after the command's name) into `out`. Returns
+// false when --help was asked for, after printing the help to stdout.
+// Throws boost::program_options::error on bad usage.
+bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out);
+bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out);
+bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out);
+
+}  // namespace skein::launcher
