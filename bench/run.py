@@ -152,6 +152,46 @@ def startup(b, tmp):
     return statistics.median(times), one, two
 
 
+def cli_startup(b, rounds):
+    """Wall time of the commands that do not train (the executable links no
+    libtorch), and of one that loads the training side (libtorch) and stops
+    at a config error; median of `rounds`, interleaved."""
+    exe = f"{b}/bin/skein"
+    mlp = os.path.join(b, "lib/skein/plugins/libskein_model_mlp.so")
+    commands = {"skein --version": ([exe, "--version"], 0),
+                "skein --help": ([exe, "--help"], 0),
+                "skein plugins": ([exe, "plugins"], 0),
+                "skein plugins --json": ([exe, "plugins", "--json"], 0),
+                "skein plugins describe mlp": ([exe, "plugins", "describe", "mlp"], 0),
+                "skein plugins describe PATH.so": ([exe, "plugins", "describe", mlp], 0),
+                "skein train --help": ([exe, "train", "--help"], 0),
+                "skein train --config MISSING.json (loads libtorch, exits 2)":
+                    ([exe, "train", "--config", "/nonexistent/skein-bench.json"], 2)}
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    times = {k: [] for k in commands}
+    for _ in range(rounds):
+        for k, (cmd, rc) in commands.items():
+            t = time.perf_counter()
+            r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            times[k].append(time.perf_counter() - t)
+            if r.returncode != rc:
+                sys.exit(f"benchmark command failed ({r.returncode}, expected {rc}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    return {k: (statistics.median(v), min(v), max(v)) for k, v in times.items()}
+
+
+def cli_startup_section(b, q):
+    """Section 4a."""
+    rounds = 20 if q else 30
+    res = cli_startup(b, rounds)
+    lines = ["", "## 4a. Start-up of the commands that do not train", "",
+             f"Wall time from spawn to exit (Python's subprocess), median of {rounds} interleaved runs. "
+             "`skein` links no libtorch: these commands read plugin manifests from the files; only train, "
+             "export and predict load the training side (libskein_commands, libskein_core, libtorch).", "",
+             "| command | median | min | max |", "|---|---|---|---|"]
+    lines += [f"| `{k}` | {m * 1e3:.1f} ms | {lo * 1e3:.1f} ms | {hi * 1e3:.1f} ms |" for k, (m, lo, hi) in res.items()]
+    return lines
+
+
 def torchscript_vs_mlp(b, tmp, rounds, epochs):
     """The same MLP (784-256-128-10) as the bundled `mlp` plugin and as a
     TorchScript module written by Python (tests/python/interop.py), trained
@@ -205,7 +245,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
-    ap.add_argument("--only", choices=["torchscript", "image_folder", "ddp_fp16"], help="run only this section")
+    ap.add_argument("--only", choices=["startup", "torchscript", "image_folder", "ddp_fp16"], help="run only this section")
     a = ap.parse_args()
     q = a.quick
     start = time.monotonic()
@@ -217,6 +257,8 @@ def main():
         b = a.build
         if a.only is None:
             lines += all_sections(b, tmp, q)
+        if a.only in (None, "startup"):
+            lines += cli_startup_section(b, q)
         if a.only in (None, "torchscript"):
             lines += torchscript_section(b, tmp, q)
         if a.only in (None, "image_folder"):
