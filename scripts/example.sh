@@ -2,6 +2,6 @@
 # Sets up, builds, and trains the main example job: Fashion-MNIST on 2 processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh
+scripts/setup.sh --example  # the build and run packages only
+scripts/build.sh --example  # bin/skein, the libraries and the plugins: no tests, no benchmarks
 build/bin/skein train --config examples/fashion_mnist_ddp.json --nproc-per-node 2 "$@"

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # Installs Skein's build and run dependencies from Debian 12's packages.
+#
+#   scripts/setup.sh            everything the scripts use (tests, fuzzers, sanitizers)
+#   scripts/setup.sh --example  what scripts/example.sh needs: building and training
+#                               (no Python torch, no clang)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -9,10 +13,16 @@ packages=(
   libopenblas0-pthread
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
   nlohmann-json3-dev zlib1g-dev libstb-dev
-  python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
   dataset-fashion-mnist
-  clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
 )
+case "${1:-}" in
+  "") packages+=(
+        python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
+        clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
+      ) ;;
+  --example) ;;
+  *) echo "usage: scripts/setup.sh [--example]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
