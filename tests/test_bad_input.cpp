@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/serialize.h>  // torch::pickle_save
 
 #include "skein/core/run_dir.hpp"
 #include "test_support.hpp"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/serialize.h>  // torch::pickle_save, torch::pickle_load
 
 #include "skein/errors.hpp"
 #include "skein/torch_file.hpp"
