@@ -1,4 +1,12 @@
 // Dataset "idx": images and labels in IDX files (MNIST, Fashion-MNIST, ...).
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
 #include <boost/filesystem.hpp>
 #include <torch/torch.h>
 
@@ -8,6 +16,116 @@
 #include "skein/plugin.hpp"
 
 namespace {
+
+// Pixels as the model sees them: table[p] for pixel value p.
+using PixelTable = std::array<float, 256>;
+
+// The images of one IDX file as float tensor [N, (1,) H, W, ...] of
+// table[pixel], N limited to `limit` (0: all). The calling thread decompresses
+// (read_idx_into) while a second thread converts what is already there, a few
+// small buffers at a time: the two overlap, and the bytes are never held in
+// one copy of the whole file.
+class PixelSink final : public skein_idx::IdxSink {
+ public:
+  PixelSink(const PixelTable& table, std::int64_t limit) : table_(table), limit_(limit) {}
+  ~PixelSink() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      abandon_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+  void start(const std::vector<std::int64_t>& dims) override {
+    dims_ = dims;
+    // Other files are refused by the caller, after reading the labels (as ever).
+    // (With no images, the product of the other dims was never checked for overflow.)
+    if (dims.size() >= 2 && dims[0] > 0) {
+      std::int64_t n = dims[0], per_sample = 1;
+      for (std::size_t i = 1; i < dims.size(); ++i) per_sample *= dims[i];
+      if (limit_ > 0) n = std::min(n, limit_);
+      std::vector<std::int64_t> shape = dims;  // a channel axis for 2-d images
+      if (shape.size() == 3) shape.insert(shape.begin() + 1, 1);
+      shape[0] = n;
+      images_ = torch::empty(shape, torch::kFloat32);
+      wanted_ = static_cast<std::uint64_t>(n * per_sample);
+    }
+    for (std::size_t i = 0; i < buffers_.size(); ++i) free_.push_back(i);
+    worker_ = std::thread([this] { convert(); });
+  }
+
+  std::pair<std::uint8_t*, std::size_t> buffer() override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !free_.empty(); });
+    writing_ = free_.front();
+    free_.pop_front();
+    return {buffers_[writing_].data(), kChunk};
+  }
+
+  void filled(std::size_t size) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace_back(writing_, size);
+    }
+    changed_.notify_all();
+  }
+
+  // After read_idx_into returned: waits for the last bytes to be converted.
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+  const std::vector<std::int64_t>& dims() const { return dims_; }
+  const torch::Tensor& images() const { return images_; }
+
+ private:
+  static constexpr std::size_t kChunk = 256 * 1024;
+
+  void convert() {
+    float* out = wanted_ > 0 ? images_.data_ptr<float>() : nullptr;
+    std::uint64_t at = 0;  // bytes of the data converted (or skipped) so far
+    for (;;) {
+      std::pair<std::size_t, std::size_t> piece;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return abandon_ || done_ || !ready_.empty(); });
+        if (abandon_ || ready_.empty()) return;
+        piece = ready_.front();
+        ready_.pop_front();
+      }
+      const std::uint8_t* in = buffers_[piece.first].data();
+      const std::uint64_t end = std::min<std::uint64_t>(at + piece.second, wanted_);
+      for (std::uint64_t i = at; i < end; ++i) out[i] = table_[in[i - at]];
+      at += piece.second;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(piece.first);
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const PixelTable& table_;
+  const std::int64_t limit_;
+  std::vector<std::int64_t> dims_;
+  torch::Tensor images_;
+  std::uint64_t wanted_ = 0;  // bytes of the data that become pixels (the first `limit` images)
+  std::array<std::vector<std::uint8_t>, 4> buffers_{std::vector<std::uint8_t>(kChunk), std::vector<std::uint8_t>(kChunk),
+                                                    std::vector<std::uint8_t>(kChunk), std::vector<std::uint8_t>(kChunk)};
+  std::size_t writing_ = 0;                                // the buffer read_idx_into fills
+  std::deque<std::size_t> free_;                           // buffers to fill
+  std::deque<std::pair<std::size_t, std::size_t>> ready_;  // filled buffers and their sizes, in order
+  bool done_ = false, abandon_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread worker_;
+};
 
 class IdxDataset final : public skein::InMemoryDataset {
  public:
@@ -22,18 +140,31 @@ class IdxDataset final : public skein::InMemoryDataset {
     if (!(std_ > 0)) opt_.fail("std", "must be positive");
     limit_ = opt_.get_int("limit");
     if (limit_ < 0) opt_.fail("limit", "must be >= 0 (0: all samples)");
+    // The same operations as on a tensor of all pixels, so the same floats.
+    const torch::Tensor table = torch::arange(256, torch::kUInt8)
+                                    .to(torch::kFloat32)
+                                    .div_(255.0)
+                                    .sub_(opt_.get_number("mean"))
+                                    .div_(std_);
+    std::copy_n(table.data_ptr<float>(), 256, pixels_.begin());
+    // The test split loads on a thread of its own meanwhile. Its errors count
+    // only once the training split loaded (the future's destructor waits).
+    std::future<skein::TensorSplit> test;
+    if (!opt_.get_string("test_images").empty())
+      test = std::async(std::launch::async, [this] { return load("test_images", "test_labels"); });
     train_ = load("train_images", "train_labels");
     const auto declared = opt_.get_int("classes");
     info_.num_classes = declared > 0 ? declared : train_.targets.max().item<std::int64_t>() + 1;
     for (std::size_t i = 1; i < static_cast<std::size_t>(train_.inputs.dim()); ++i)
       info_.input_shape.push_back(train_.inputs.size(static_cast<std::int64_t>(i)));
-    if (!opt_.get_string("test_images").empty()) test_ = load("test_images", "test_labels");
+    if (test.valid()) test_ = test.get();
   }
 
   static constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
  private:
   // The file named by option `key` in dir, as given or with ".gz" appended.
+  // load() and find() run on two threads at once (const: they only read).
   std::string find(const std::string& key) const {
     const std::string name = opt_.get_string(key);
     for (const std::string& candidate : {dir_ + "/" + name, dir_ + "/" + name + ".gz"})
@@ -41,33 +172,26 @@ class IdxDataset final : public skein::InMemoryDataset {
     opt_.fail(key, "names '" + name + "', but neither " + dir_ + "/" + name + " nor its .gz exists");
   }
 
-  skein::TensorSplit load(const std::string& images_key, const std::string& labels_key) {
+  skein::TensorSplit load(const std::string& images_key, const std::string& labels_key) const {
     const std::string images_path = find(images_key), labels_path = find(labels_key);
-    skein_idx::IdxArray images = skein_idx::read_idx(images_path, skein::physical_memory_bytes());
+    PixelSink images(pixels_, limit_);
+    skein_idx::read_idx_into(images_path, skein::physical_memory_bytes(), images);
+    images.finish();
     skein_idx::IdxArray labels = skein_idx::read_idx(labels_path, skein::physical_memory_bytes());
-    if (images.dims.size() < 2)
+    const std::vector<std::int64_t>& dims = images.dims();
+    if (dims.size() < 2)
       throw std::runtime_error(images_path + ": expected images with at least 2 dimensions");
     if (labels.dims.size() != 1)
       throw std::runtime_error(labels_path + ": expected a 1-d label file");
-    if (images.dims[0] != labels.dims[0])
-      throw std::runtime_error("count mismatch: " + images_path + " holds " +
-                               std::to_string(images.dims[0]) + " images but " + labels_path +
-                               " holds " + std::to_string(labels.dims[0]) + " labels");
-    if (images.dims[0] == 0) throw std::runtime_error(images_path + ": holds no images");
-    std::int64_t n = images.dims[0];
+    if (dims[0] != labels.dims[0])
+      throw std::runtime_error("count mismatch: " + images_path + " holds " + std::to_string(dims[0]) +
+                               " images but " + labels_path + " holds " + std::to_string(labels.dims[0]) +
+                               " labels");
+    if (dims[0] == 0) throw std::runtime_error(images_path + ": holds no images");
+    std::int64_t n = dims[0];
     if (limit_ > 0) n = std::min(n, limit_);
-    // Images become float [N, 1, H, W] (a channel axis for 2-d images).
-    std::vector<std::int64_t> shape = images.dims;
-    if (shape.size() == 3) shape.insert(shape.begin() + 1, 1);
-    shape[0] = n;
-    const auto per_sample = static_cast<std::int64_t>(images.data.size()) / images.dims[0];
     skein::TensorSplit s;
-    s.inputs = torch::from_blob(images.data.data(), {n * per_sample}, torch::kUInt8)
-                   .to(torch::kFloat32)
-                   .div_(255.0)
-                   .sub_(opt_.get_number("mean"))
-                   .div_(std_)
-                   .reshape(shape);
+    s.inputs = images.images();  // float [N, 1, H, W] (a channel axis for 2-d images), normalized
     s.targets = torch::from_blob(labels.data.data(), {n}, torch::kUInt8).to(torch::kLong);
     return s;
   }
@@ -76,6 +200,7 @@ class IdxDataset final : public skein::InMemoryDataset {
   std::string dir_;
   double std_ = 1;
   std::int64_t limit_ = 0;
+  PixelTable pixels_{};
 };
 
 }  // namespace

@@ -85,12 +85,13 @@ std::size_t read_some(gzFile f, std::uint8_t* out, std::size_t n, const std::str
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path, std::uint64_t max_bytes) {
+void read_idx_into(const std::string& path, std::uint64_t max_bytes, IdxSink& sink) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw std::runtime_error(path + ": cannot open");
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   GzFile f(gzopen(path.c_str(), "rb"), gzclose);
   if (!f) throw std::runtime_error(path + ": cannot open");
+  gzbuffer(f.get(), 256 * 1024);  // fewer, larger reads (zlib's default is 8 KiB)
 
   std::uint8_t head[4 + 4 * 255];
   std::size_t got = read_some(f.get(), head, 4, path);
@@ -109,16 +110,46 @@ IdxArray read_idx(const std::string& path, std::uint64_t max_bytes) {
                              " bytes of data, more than this machine's memory (" + std::to_string(max_bytes) +
                              " bytes)");
 
-  IdxArray arr;
-  arr.dims = h.dims;
-  arr.data.resize(static_cast<std::size_t>(h.body));
-  const std::size_t body = read_some(f.get(), arr.data.data(), arr.data.size(), path);
-  if (body < h.body) truncated(path, h.body, body);
+  sink.start(h.dims);
+  std::uint64_t done = 0;
+  while (done < h.body) {
+    const auto [buffer, size] = sink.buffer();
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(size, h.body - done));
+    const std::size_t body = read_some(f.get(), buffer, want, path);
+    if (body > 0) sink.filled(body);
+    done += body;
+    if (body < want) truncated(path, h.body, done);
+  }
   // Decompress no further than one byte past the declared size.
   std::uint8_t more = 0;
   if (read_some(f.get(), &more, 1, path) != 0)
     throw std::runtime_error(path + ": more data than its header declares (" + std::to_string(h.body) +
                              " bytes)");
+}
+
+IdxArray read_idx(const std::string& path, std::uint64_t max_bytes) {
+  // The whole data in one buffer: zlib inflates straight into it.
+  class ArraySink final : public IdxSink {
+   public:
+    explicit ArraySink(IdxArray& arr) : arr_(arr) {}
+    void start(const std::vector<std::int64_t>& dims) override {
+      arr_.dims = dims;
+      std::uint64_t body = 1;
+      for (auto d : dims) body *= static_cast<std::uint64_t>(d);  // no overflow: checked in the header
+      arr_.data.resize(static_cast<std::size_t>(body));
+    }
+    std::pair<std::uint8_t*, std::size_t> buffer() override {
+      return {arr_.data.data() + filled_, arr_.data.size() - filled_};
+    }
+    void filled(std::size_t size) override { filled_ += size; }
+
+   private:
+    IdxArray& arr_;
+    std::size_t filled_ = 0;
+  };
+  IdxArray arr;
+  ArraySink sink(arr);
+  read_idx_into(path, max_bytes, sink);
   return arr;
 }
 

@@ -88,6 +88,40 @@ BOOST_AUTO_TEST_CASE(truncated_gzip_is_reported) {
   BOOST_TEST(contains(err, "train-images-idx3-ubyte.gz"), err);
 }
 
+// The plugin decompresses on one thread and converts pixels on another, a
+// buffer (256 KiB) at a time: many buffers, and a limit ending inside one.
+BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula_across_many_buffers) {
+  const std::uint32_t n = 3000;  // 2.35 MB of pixels
+  std::vector<std::uint8_t> images(std::size_t{n} * 784), labels(n);
+  for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<std::uint8_t>((i * 7919) % 251 + i / 100003);
+  for (std::uint32_t i = 0; i < n; ++i) labels[i] = static_cast<std::uint8_t>(i % 10);
+  for (bool gzip : {true, false}) {
+    test::TempDir dir;
+    const std::string ext = gzip ? ".gz" : "";
+    test::write_idx(dir.str("train-images-idx3-ubyte" + ext), {n, 28, 28}, images, gzip);
+    test::write_idx(dir.str("train-labels-idx1-ubyte" + ext), {n}, labels, gzip);
+    for (std::int64_t limit : {0, 1001}) {
+      auto data = open({{"dir", dir.str()}, {"test_images", ""}, {"limit", limit}, {"mean", 0.25}, {"std", 0.3}});
+      const std::int64_t m = limit > 0 ? limit : n;
+      const auto expected = torch::from_blob(images.data(), {m, 1, 28, 28}, torch::kUInt8)
+                                .to(torch::kFloat32)
+                                .div_(255.0)
+                                .sub_(0.25)
+                                .div_(0.3);
+      const auto train = data->train();
+      BOOST_TEST(train.inputs.sizes() == expected.sizes());
+      BOOST_TEST(torch::equal(train.inputs, expected), "gzip " << gzip << ", limit " << limit);
+      BOOST_TEST(train.targets[m - 1].item<std::int64_t>() == (m - 1) % 10);
+    }
+    // Cut inside the data: the error names the file (the converting thread stops).
+    const std::string path = dir.str("train-images-idx3-ubyte" + ext);
+    const std::string full = test::read_text(path);
+    test::write_text(path, full.substr(0, full.size() * 2 / 3));
+    const auto err = error({{"dir", dir.str()}, {"test_images", ""}});
+    BOOST_TEST(contains(err, path), err);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(count_mismatch_names_both_files) {
   test::write_tiny_mnist(tmp.str(), 10, 10, true);
   test::write_idx(tmp.str("train-labels-idx1-ubyte.gz"), {9}, std::vector<std::uint8_t>(9, 1), true);
