@@ -2,6 +2,7 @@
 // and before the optimizer step: by total norm, or element-wise by value.
 // Records the total norm before clipping as batch key train_grad_norm (so the
 // epoch value is its mean).
+#include <torch/types.h>  // clip_grad.h is not self-contained in libtorch 1.13
 #include <torch/nn/utils/clip_grad.h>
 
 #include "skein/callback.hpp"
