@@ -2,6 +2,7 @@
 // libtorch). The `skein` executable loads it only for them.
 #include "commands.hpp"
 #include "guard.hpp"
+#include "skein/core/exit_codes.hpp"
 
 extern "C" int skein_run_command(const char* command, int argc, const char* const* argv) {
   using namespace skein::launcher;
@@ -11,6 +12,6 @@ extern "C" int skein_run_command(const char* command, int argc, const char* cons
     if (name == "train") return cmd_train(args);
     if (name == "export") return cmd_export(args);
     if (name == "predict") return cmd_predict(args);
-    return fail(2, "unknown command '" + name + "' (commands: train, plugins, export, predict)");
+    return fail(skein::exit_code::kConfig, "unknown command '" + name + "' (commands: train, plugins, export, predict)");
   });
 }

@@ -5,6 +5,7 @@
 
 #include <boost/program_options/errors.hpp>
 
+#include "skein/core/exit_codes.hpp"
 #include "skein/core/failure_report.hpp"
 #include "skein/errors.hpp"
 
@@ -16,7 +17,7 @@ int fail(int code, const std::string& message) {
   // launcher's line is then the only one. Other errors are printed here too,
   // each rank's own (the root cause and what it caused in its peers).
   const bool launcher_has_it = skein::core::report_failure(message, code);
-  if (!(launcher_has_it && code == 2)) std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
+  if (!(launcher_has_it && code == exit_code::kConfig)) std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
   return code;
 }
 
@@ -24,15 +25,11 @@ int run_guarded(const std::string& command, const std::function<int()>& body) {
   try {
     return body();
   } catch (const boost::program_options::error& e) {
-    return fail(2, std::string(e.what()) + " (see skein " + command + " --help)");
-  } catch (const skein::ConfigError& e) {
-    return fail(2, e.what());
-  } catch (const skein::PluginError& e) {
-    return fail(2, e.what());
+    return fail(exit_code::kConfig, std::string(e.what()) + " (see skein " + command + " --help)");
   } catch (const std::exception& e) {
-    return fail(1, e.what());
+    return fail(core::exit_code_for(e), e.what());
   } catch (...) {
-    return fail(1, "unknown failure");
+    return fail(exit_code::kFailure, "unknown failure");
   }
 }
 

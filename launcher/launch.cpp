@@ -14,16 +14,17 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/core/checkpoint_dir.hpp"
+#include "skein/core/exit_codes.hpp"
 #include "skein/core/failure_report.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run.hpp"
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
 #include "worker_group.hpp"
-#include "skein/env_vars.hpp"
-#include "skein/store_keys.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -201,9 +202,9 @@ int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::st
   } else if (!report.consistent) {
     std::cerr << "skein: error: integrity check failed: " << report.message << " (see " << run_dir
               << "/run.json)" << std::endl;
-    return 1;
+    return exit_code::kFailure;
   }
-  return 0;
+  return exit_code::kSuccess;
 }
 
 }  // namespace
@@ -269,17 +270,17 @@ int launch(const LaunchOptions& o) {
 
     if (result.interrupted) {
       std::cerr << "skein: error: interrupted at " << result.when << "; all workers stopped" << std::endl;
-      return 1;
+      return exit_code::kFailure;
     }
     if (!result.failed) return finish_run(o, run_dir, attempt.run_id, *rdzv);
     print_failure(result);
     // A worker's config error stays a config error, and a restart cannot mend it.
-    if (result.exit_code == 2) return 2;
+    if (result.exit_code == exit_code::kConfig) return exit_code::kConfig;
     if (number >= max_restarts) {
       if (max_restarts > 0)
         std::cerr << "skein: error: giving up after " << max_restarts << " restart"
                   << (max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
-      return 1;
+      return exit_code::kFailure;
     }
     std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << max_restarts
               << ")" << std::endl;

@@ -18,6 +18,7 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "guard.hpp"
+#include "skein/core/exit_codes.hpp"
 #include "skein/version.hpp"
 
 namespace {
@@ -97,6 +98,6 @@ int main(int argc, char** argv) {
       if (!parse_here(command, args)) return 0;  // --help
       return run_in_commands_library(command, args);
     }
-    return skein::launcher::fail(2, "unknown command '" + command + "' (commands: train, plugins, export, predict)");
+    return skein::launcher::fail(skein::exit_code::kConfig, "unknown command '" + command + "' (commands: train, plugins, export, predict)");
   });
 }

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "skein/core/exit_codes.hpp"
 #include "skein/json.hpp"
 
 extern char** environ;
@@ -57,7 +58,7 @@ Report reported_failure(const Worker& w) {
   try {
     auto j = nlohmann::json::parse(in);
     return {j.at("time_us").get<long long>(), j.at("message").get<std::string>(),
-            j.value("exit_code", 1)};
+            j.value("exit_code", exit_code::kFailure)};
   } catch (const std::exception&) {
     return {};
   }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/exit_codes.hpp"
 #include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
@@ -15,7 +16,8 @@ bool g_reported = false;
 }  // namespace
 
 int exit_code_for(const std::exception& e) {
-  return dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const PluginError*>(&e) ? 2 : 1;
+  return dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const PluginError*>(&e) ? exit_code::kConfig
+                                                                                         : exit_code::kFailure;
 }
 
 bool report_failure(const std::string& message, int exit_code) {
