@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "skein/core/option_schema.hpp"
@@ -113,8 +114,6 @@ bool names_plugin(const nlohmann::json& value, const PluginRecord& rec) {
   return v == rec.name || (looks_like_path(v) && absolute_path(v) == absolute_path(rec.path));
 }
 
-const nlohmann::json kDefaultCallbacks = nlohmann::json::array({{{"plugin", "print_log"}}});
-
 }  // namespace
 
 Options PluginUse::make_options() const {
@@ -142,6 +141,12 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
   };
   return schema;
+}
+
+nlohmann::json schema_default(const std::string& key) {
+  for (const auto& spec : top_level_schema())
+    if (key == spec.name && spec.default_json) return nlohmann::json::parse(spec.default_json);
+  throw std::logic_error("config key '" + key + "' has no default");
 }
 
 nlohmann::json read_config_file(const std::string& path) {
@@ -243,7 +248,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
     config[slot] = entry;
     return slot;
   }
-  if (!config.contains("callbacks")) config["callbacks"] = kDefaultCallbacks;
+  if (!config.contains("callbacks")) config["callbacks"] = schema_default("callbacks");
   auto& callbacks = config["callbacks"];
   if (!callbacks.is_array()) throw ConfigError("callbacks: expected a list");
   for (std::size_t i = 0; i < callbacks.size(); ++i) {

@@ -91,9 +91,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   // Only the model (and, for old checkpoints, the dataset) is made: the
   // run's callbacks and backends need not be installed where it is exported.
   sources.sets = {"callbacks=[]"};
-  for (const auto& spec : top_level_schema())
-    if (std::string(spec.name) == "history" || std::string(spec.name) == "parallel")
-      sources.sets.push_back(std::string(spec.name) + "=" + spec.default_json);
+  for (const char* key : {"history", "parallel"}) sources.sets.push_back(std::string(key) + "=" + schema_default(key).dump());
   config_ = resolve_config(sources, registry_);
   RunInfo run;
   run.seed = config_.seed;

@@ -61,5 +61,8 @@ SKEIN_EXPORT RunConfig resolve_config(const ConfigSources& sources, PluginRegist
 
 // Top-level keys (for docs and errors).
 SKEIN_EXPORT const std::vector<OptionSpec>& top_level_schema();
+// The default of a top-level key, parsed from top_level_schema() (the one
+// table of the config's defaults).
+SKEIN_EXPORT nlohmann::json schema_default(const std::string& key);
 
 }  // namespace skein::core
