@@ -20,6 +20,17 @@ void add_trained_model_options(po::options_description& opts, core::TrainedModel
       "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins");
 }
 
+// --help: prints `usage` and the options, and returns false (nothing to run).
+// Otherwise checks the required options (po::notify) and returns true.
+bool finish(po::variables_map& vm, const char* usage, const po::options_description& opts) {
+  if (vm.count("help")) {
+    std::cout << usage << opts;
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
 po::variables_map parse_with_run_dir(const std::vector<std::string>& args, const po::options_description& opts) {
   po::positional_options_description positional;
   positional.add("run-dir", 1);
@@ -66,13 +77,11 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
   opts.add(dist);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
-  if (vm.count("help")) {
-    std::cout << "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
-                 "[--run-dir DIR] [--nproc-per-node N ...]\n\n"
-              << opts;
+  if (!finish(vm,
+              "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
+              "[--run-dir DIR] [--nproc-per-node N ...]\n\n",
+              opts))
     return false;
-  }
-  po::notify(vm);
   out.distributed = vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts");
   return true;
 }
@@ -85,13 +94,8 @@ bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
       "torchscript (Python: torch.jit.load) or state_dict (Python: torch.load)")(
       "out", po::value(&out.out)->required(), "file to write");
   po::variables_map vm = parse_with_run_dir(args, opts);
-  if (vm.count("help")) {
-    std::cout << "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]\n\n"
-              << opts;
-    return false;
-  }
-  po::notify(vm);
-  return true;
+  return finish(vm, "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]\n\n",
+                opts);
 }
 
 bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) {
@@ -102,14 +106,9 @@ bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) 
       "out", po::value(&out.out)->required(), ".npy file to write the outputs to")(
       "batch-size", po::value(&out.batch_size), "samples per forward pass (default 256)");
   po::variables_map vm = parse_with_run_dir(args, opts);
-  if (vm.count("help")) {
-    std::cout << "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
-                 "[--batch-size N]\n\n"
-              << opts;
-    return false;
-  }
-  po::notify(vm);
-  return true;
+  return finish(vm, "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
+                "[--batch-size N]\n\n",
+                opts);
 }
 
 }  // namespace skein::launcher
