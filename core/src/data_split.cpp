@@ -20,6 +20,7 @@ class MemorySource final : public SampleSource {
                                 {static_cast<std::int64_t>(indices.size())}, torch::kLong);
     return {split_.inputs.index_select(0, idx), split_.targets.index_select(0, idx)};
   }
+  torch::Tensor targets_in_memory() const override { return split_.targets; }
 
  private:
   TensorSplit split_;
@@ -31,8 +32,8 @@ std::shared_ptr<const SampleSource> memory_source(TensorSplit split) {
   return std::make_shared<MemorySource>(std::move(split));
 }
 
-DataSplit::DataSplit(std::shared_ptr<const SampleSource> source, torch::Tensor rows, bool in_memory)
-    : source_(std::move(source)), rows_(std::move(rows)), in_memory_(in_memory) {}
+DataSplit::DataSplit(std::shared_ptr<const SampleSource> source, torch::Tensor rows)
+    : source_(std::move(source)), rows_(std::move(rows)), in_memory_(source_ && source_->targets_in_memory().defined()) {}
 
 std::int64_t DataSplit::size() const {
   if (!source_) return 0;
@@ -54,8 +55,8 @@ std::pair<DataSplit, DataSplit> DataSplit::split_off(double fraction, std::uint6
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   torch::Tensor perm = torch::randperm(n, gen, torch::kLong);
   if (rows_.defined()) perm = rows_.index_select(0, perm);
-  return {DataSplit(source_, perm.slice(0, n_valid).contiguous(), in_memory_),
-          DataSplit(source_, perm.slice(0, 0, n_valid).contiguous(), in_memory_)};
+  return {DataSplit(source_, perm.slice(0, n_valid).contiguous()),
+          DataSplit(source_, perm.slice(0, 0, n_valid).contiguous())};
 }
 
 Prefetcher::Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options)

@@ -23,14 +23,14 @@ namespace skein::core {
 
 namespace {
 
-void check_split(const TensorSplit& s, const std::string& what, const Loss& loss, const DataInfo& info) {
+// A whole split from Dataset::train() or test(): inputs and targets of one length.
+void check_split(const TensorSplit& s, const std::string& what) {
   if (!s.inputs.defined() || !s.targets.defined())
     throw std::runtime_error("dataset: " + what + " split is empty");
   if (s.inputs.dim() == 0 || s.targets.dim() == 0 || s.inputs.size(0) != s.targets.size(0))
     throw std::runtime_error("dataset: " + what + " split has " +
                              std::to_string(s.inputs.dim() ? s.inputs.size(0) : 0) + " inputs but " +
                              std::to_string(s.targets.dim() ? s.targets.size(0) : 0) + " targets");
-  loss.check_targets(s.targets, info, what);
 }
 
 // Class counts inferred as max label + 1 grow with one stray label (a 57 among
@@ -60,6 +60,46 @@ void check_class_scores(const torch::Tensor& outputs, const DataInfo& info, cons
 
 }  // namespace
 
+// The dataset's splits: train (less the validation rows) and test, their
+// targets checked when held in memory; the fetch pool when a split is not.
+void Trainer::open_splits() {
+  const std::string data_where = "data (plugin '" + config_.data.record->name + "')";  // in errors
+  std::shared_ptr<const SampleSource> train_source, test_source;
+  if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
+    train_source = streaming->train_source();
+    test_source = streaming->test_source();
+  } else {
+    TensorSplit whole = data_->train();
+    check_split(whole, "train");
+    train_source = memory_source(std::move(whole));
+    if (auto t = data_->test()) {
+      check_split(*t, "test");
+      test_source = memory_source(std::move(*t));
+    }
+  }
+  // Targets held in memory are checked now; the others as their batches arrive.
+  const DataSplit all(train_source);
+  if (const torch::Tensor targets = train_source->targets_in_memory(); targets.defined()) {
+    loss_->check_targets(targets, data_info_, "train");
+    if (loss_->classification()) check_classes_present(targets, data_info_, data_where);
+  }
+  if (test_source) {
+    if (const torch::Tensor targets = test_source->targets_in_memory(); targets.defined())
+      loss_->check_targets(targets, data_info_, "test");
+    // Test samples shaped unlike training ones would be scored wrongly: one sample tells.
+    if (test_source->size() > 0)
+      check_test_shape(data_info_, test_source->fetch({0}, FetchOptions{}).inputs, data_where);
+    test_ = DataSplit(test_source);
+  }
+  // Batches of a split not in memory are fetched ahead, on worker threads.
+  if (config_.data_workers > 0 && !(all.in_memory() && (!test_ || test_->in_memory())))
+    pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
+  std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
+  if (train_.size() < run_.world_size)
+    throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
+                      std::to_string(run_.world_size) + " ranks");
+}
+
 Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run,
                  std::ostream& log, const RunStore* store)
     : config_(config), run_(std::move(run)), log_(log), store_(store) {
@@ -72,35 +112,7 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options data_opts = config_.data.make_options();
   data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
   data_info_ = data_->info();
-  const std::string data_where = "data (plugin '" + config_.data.record->name + "')";  // in errors
-  DataSplit all;
-  std::optional<DataSplit> test;
-  if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
-    // Read batch by batch; targets are checked as batches arrive.
-    all = DataSplit(streaming->train_source());
-    if (auto source = streaming->test_source()) {
-      // Test samples shaped unlike training ones would be scored wrongly: one sample tells.
-      if (source->size() > 0)
-        check_test_shape(data_info_, source->fetch({0}, FetchOptions{}).inputs, data_where);
-      test = DataSplit(source);
-    }
-    if (config_.data_workers > 0) pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
-  } else {
-    TensorSplit whole = data_->train();
-    check_split(whole, "train", *loss_, data_info_);
-    if (loss_->classification()) check_classes_present(whole.targets, data_info_, data_where);
-    all = DataSplit(memory_source(std::move(whole)), {}, true);
-    if (auto t = data_->test()) {
-      check_split(*t, "test", *loss_, data_info_);
-      check_test_shape(data_info_, t->inputs, data_where);
-      test = DataSplit(memory_source(std::move(*t)), {}, true);
-    }
-  }
-  std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
-  if (train_.size() < run_.world_size)
-    throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
-                      std::to_string(run_.world_size) + " ranks");
-  test_ = std::move(test);
+  open_splits();
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);

@@ -1,11 +1,10 @@
 // Dataset "idx": images and labels in IDX files (MNIST, Fashion-MNIST, ...).
+// The images stay in memory as the file's bytes (a quarter of their size as
+// floats, and no pass over all of them before the first batch); each batch is
+// turned into normalized floats when it is fetched.
 #include <algorithm>
 #include <array>
-#include <condition_variable>
-#include <deque>
 #include <future>
-#include <mutex>
-#include <thread>
 
 #include <boost/filesystem.hpp>
 #include <torch/torch.h>
@@ -20,114 +19,83 @@ namespace {
 // Pixels as the model sees them: table[p] for pixel value p.
 using PixelTable = std::array<float, 256>;
 
-// The images of one IDX file as float tensor [N, (1,) H, W, ...] of
-// table[pixel], N limited to `limit` (0: all). The calling thread decompresses
-// (read_idx_into) while a second thread converts what is already there, a few
-// small buffers at a time: the two overlap, and the bytes are never held in
-// one copy of the whole file.
-class PixelSink final : public skein_idx::IdxSink {
+// Receives the data of an images file straight into a uint8 tensor
+// [N, (1,) H, W, ...], N limited to `limit` (0: all); the bytes of later
+// images go to a scratch buffer (read_idx_into still checks the whole file).
+class ImageSink final : public skein_idx::IdxSink {
  public:
-  PixelSink(const PixelTable& table, std::int64_t limit) : table_(table), limit_(limit) {}
-  ~PixelSink() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      abandon_ = true;
-    }
-    changed_.notify_all();
-    if (worker_.joinable()) worker_.join();
-  }
+  explicit ImageSink(std::int64_t limit) : limit_(limit) {}
 
   void start(const std::vector<std::int64_t>& dims) override {
     dims_ = dims;
     // Other files are refused by the caller, after reading the labels (as ever).
-    // (With no images, the product of the other dims was never checked for overflow.)
-    if (dims.size() >= 2 && dims[0] > 0) {
-      std::int64_t n = dims[0], per_sample = 1;
-      for (std::size_t i = 1; i < dims.size(); ++i) per_sample *= dims[i];
-      if (limit_ > 0) n = std::min(n, limit_);
-      std::vector<std::int64_t> shape = dims;  // a channel axis for 2-d images
-      if (shape.size() == 3) shape.insert(shape.begin() + 1, 1);
-      shape[0] = n;
-      images_ = torch::empty(shape, torch::kFloat32);
-      wanted_ = static_cast<std::uint64_t>(n * per_sample);
-    }
-    for (std::size_t i = 0; i < buffers_.size(); ++i) free_.push_back(i);
-    worker_ = std::thread([this] { convert(); });
+    if (dims.size() < 2 || dims[0] == 0) return;
+    std::int64_t n = dims[0], per_sample = 1;  // no overflow: read_idx_into checked the product
+    for (std::size_t i = 1; i < dims.size(); ++i) per_sample *= dims[i];
+    if (limit_ > 0) n = std::min(n, limit_);
+    std::vector<std::int64_t> shape = dims;  // a channel axis for 2-d images
+    if (shape.size() == 3) shape.insert(shape.begin() + 1, 1);
+    shape[0] = n;
+    images_ = torch::empty(shape, torch::kUInt8);
+    wanted_ = static_cast<std::size_t>(n * per_sample);
   }
 
   std::pair<std::uint8_t*, std::size_t> buffer() override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return !free_.empty(); });
-    writing_ = free_.front();
-    free_.pop_front();
-    return {buffers_[writing_].data(), kChunk};
+    in_images_ = filled_ < wanted_;
+    if (in_images_) return {images_.data_ptr<std::uint8_t>() + filled_, wanted_ - filled_};
+    scratch_.resize(256 * 1024);
+    return {scratch_.data(), scratch_.size()};
   }
 
   void filled(std::size_t size) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ready_.emplace_back(writing_, size);
-    }
-    changed_.notify_all();
-  }
-
-  // After read_idx_into returned: waits for the last bytes to be converted.
-  void finish() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    changed_.notify_all();
-    if (worker_.joinable()) worker_.join();
+    if (in_images_) filled_ += size;
   }
 
   const std::vector<std::int64_t>& dims() const { return dims_; }
   const torch::Tensor& images() const { return images_; }
 
  private:
-  static constexpr std::size_t kChunk = 256 * 1024;
-
-  void convert() {
-    float* out = wanted_ > 0 ? images_.data_ptr<float>() : nullptr;
-    std::uint64_t at = 0;  // bytes of the data converted (or skipped) so far
-    for (;;) {
-      std::pair<std::size_t, std::size_t> piece;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return abandon_ || done_ || !ready_.empty(); });
-        if (abandon_ || ready_.empty()) return;
-        piece = ready_.front();
-        ready_.pop_front();
-      }
-      const std::uint8_t* in = buffers_[piece.first].data();
-      const std::uint64_t end = std::min<std::uint64_t>(at + piece.second, wanted_);
-      for (std::uint64_t i = at; i < end; ++i) out[i] = table_[in[i - at]];
-      at += piece.second;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        free_.push_back(piece.first);
-      }
-      changed_.notify_all();
-    }
-  }
-
-  const PixelTable& table_;
   const std::int64_t limit_;
   std::vector<std::int64_t> dims_;
   torch::Tensor images_;
-  std::uint64_t wanted_ = 0;  // bytes of the data that become pixels (the first `limit` images)
-  std::array<std::vector<std::uint8_t>, 4> buffers_{std::vector<std::uint8_t>(kChunk), std::vector<std::uint8_t>(kChunk),
-                                                    std::vector<std::uint8_t>(kChunk), std::vector<std::uint8_t>(kChunk)};
-  std::size_t writing_ = 0;                                // the buffer read_idx_into fills
-  std::deque<std::size_t> free_;                           // buffers to fill
-  std::deque<std::pair<std::size_t, std::size_t>> ready_;  // filled buffers and their sizes, in order
-  bool done_ = false, abandon_ = false;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::thread worker_;
+  std::size_t wanted_ = 0, filled_ = 0;  // bytes of images_, and those received
+  bool in_images_ = false;               // the last buffer() was images_
+  std::vector<std::uint8_t> scratch_;
 };
 
-class IdxDataset final : public skein::InMemoryDataset {
+// One split: pixels as bytes [N, ...], labels int64 [N]. A fetched batch is
+// table[pixel] for every pixel: the floats of the same tensor operations
+// (to float, / 255, - mean, / std) on all pixels at once.
+class IdxSource final : public skein::SampleSource {
+ public:
+  IdxSource(torch::Tensor images, torch::Tensor labels, const PixelTable& table)
+      : images_(std::move(images)), labels_(std::move(labels)), table_(table) {}
+  std::int64_t size() const override { return labels_.size(0); }
+  const torch::Tensor& images() const { return images_; }
+
+  skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions&) const override {
+    std::vector<std::int64_t> shape = images_.sizes().vec();
+    shape[0] = static_cast<std::int64_t>(indices.size());
+    torch::Tensor inputs = torch::empty(shape, torch::kFloat32);
+    const std::int64_t per_sample = images_[0].numel();
+    const std::uint8_t* pixels = images_.data_ptr<std::uint8_t>();
+    float* out = inputs.data_ptr<float>();
+    for (const std::int64_t index : indices) {
+      const std::uint8_t* row = pixels + index * per_sample;
+      for (std::int64_t j = 0; j < per_sample; ++j) *out++ = table_[row[j]];
+    }
+    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
+                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
+    return {inputs, labels_.index_select(0, idx)};
+  }
+  torch::Tensor targets_in_memory() const override { return labels_; }
+
+ private:
+  torch::Tensor images_, labels_;
+  PixelTable table_;
+};
+
+class IdxDataset final : public skein::StreamingDataset {
  public:
   explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options) {
     dir_ = opt_.get_string("dir");
@@ -149,16 +117,19 @@ class IdxDataset final : public skein::InMemoryDataset {
     std::copy_n(table.data_ptr<float>(), 256, pixels_.begin());
     // The test split loads on a thread of its own meanwhile. Its errors count
     // only once the training split loaded (the future's destructor waits).
-    std::future<skein::TensorSplit> test;
+    std::future<std::shared_ptr<IdxSource>> test;
     if (!opt_.get_string("test_images").empty())
       test = std::async(std::launch::async, [this] { return load("test_images", "test_labels"); });
     train_ = load("train_images", "train_labels");
     const auto declared = opt_.get_int("classes");
-    info_.num_classes = declared > 0 ? declared : train_.targets.max().item<std::int64_t>() + 1;
-    for (std::size_t i = 1; i < static_cast<std::size_t>(train_.inputs.dim()); ++i)
-      info_.input_shape.push_back(train_.inputs.size(static_cast<std::int64_t>(i)));
+    info_.num_classes = declared > 0 ? declared : train_->targets_in_memory().max().item<std::int64_t>() + 1;
+    for (std::int64_t i = 1; i < train_->images().dim(); ++i) info_.input_shape.push_back(train_->images().size(i));
     if (test.valid()) test_ = test.get();
   }
+
+  skein::DataInfo info() const override { return info_; }
+  std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
+  std::shared_ptr<const skein::SampleSource> test_source() override { return test_; }
 
   static constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
@@ -172,11 +143,10 @@ class IdxDataset final : public skein::InMemoryDataset {
     opt_.fail(key, "names '" + name + "', but neither " + dir_ + "/" + name + " nor its .gz exists");
   }
 
-  skein::TensorSplit load(const std::string& images_key, const std::string& labels_key) const {
+  std::shared_ptr<IdxSource> load(const std::string& images_key, const std::string& labels_key) const {
     const std::string images_path = find(images_key), labels_path = find(labels_key);
-    PixelSink images(pixels_, limit_);
+    ImageSink images(limit_);
     skein_idx::read_idx_into(images_path, skein::physical_memory_bytes(), images);
-    images.finish();
     skein_idx::IdxArray labels = skein_idx::read_idx(labels_path, skein::physical_memory_bytes());
     const std::vector<std::int64_t>& dims = images.dims();
     if (dims.size() < 2)
@@ -188,12 +158,9 @@ class IdxDataset final : public skein::InMemoryDataset {
                                " images but " + labels_path + " holds " + std::to_string(labels.dims[0]) +
                                " labels");
     if (dims[0] == 0) throw std::runtime_error(images_path + ": holds no images");
-    std::int64_t n = dims[0];
-    if (limit_ > 0) n = std::min(n, limit_);
-    skein::TensorSplit s;
-    s.inputs = images.images();  // float [N, 1, H, W] (a channel axis for 2-d images), normalized
-    s.targets = torch::from_blob(labels.data.data(), {n}, torch::kUInt8).to(torch::kLong);
-    return s;
+    const std::int64_t n = images.images().size(0);
+    torch::Tensor targets = torch::from_blob(labels.data.data(), {n}, torch::kUInt8).to(torch::kLong);
+    return std::make_shared<IdxSource>(images.images(), std::move(targets), pixels_);
   }
 
   skein::Options opt_;
@@ -201,12 +168,13 @@ class IdxDataset final : public skein::InMemoryDataset {
   double std_ = 1;
   std::int64_t limit_ = 0;
   PixelTable pixels_{};
+  skein::DataInfo info_;
+  std::shared_ptr<IdxSource> train_, test_;
 };
 
 }  // namespace
-
 // Mean and std defaults: Fashion-MNIST's training pixels scaled to [0, 1].
-SKEIN_PLUGIN(IdxDataset, dataset, "idx", "1.0.0",
+SKEIN_PLUGIN(IdxDataset, dataset, "idx", "1.1.0",
              "Images and labels from IDX files, plain or .gz (default: Fashion-MNIST)",
              SKEIN_OPTION("dir", string, "\"/usr/share/datasets/fashion-mnist\"",
                           "Directory holding the four files"),

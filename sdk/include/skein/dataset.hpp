@@ -60,6 +60,12 @@ class SKEIN_EXPORT SampleSource {
   // prefetch threads, several at once: it must be thread-safe. A sample
   // that cannot be read throws std::runtime_error naming it.
   virtual TensorSplit fetch(const std::vector<std::int64_t>& indices, const FetchOptions& options) const = 0;
+  // Every target of the split, in order, when the source holds them in memory
+  // (undefined, the default, otherwise). The trainer then treats the split as
+  // an in-memory one: it checks all targets (values, class counts) before
+  // training rather than batch by batch, and fetches batches on the training
+  // thread, as fetching is cheap.
+  virtual torch::Tensor targets_in_memory() const { return {}; }
 };
 
 // A map-style dataset: each split is a SampleSource the trainer reads batch by

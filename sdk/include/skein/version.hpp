@@ -9,7 +9,7 @@
 
 #include "skein/export.hpp"
 
-// 2.0: Callback::on_exception (a vtable change). 1.x: 1.1 plugin kinds loss
+// 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 2
 #define SKEIN_API_MINOR 0

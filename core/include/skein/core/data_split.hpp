@@ -27,11 +27,13 @@ class SKEIN_EXPORT DataSplit {
  public:
   DataSplit() = default;
   // All rows of `source` in order, or those listed in `rows` (int64 [M]).
-  explicit DataSplit(std::shared_ptr<const SampleSource> source, torch::Tensor rows = {}, bool in_memory = false);
+  explicit DataSplit(std::shared_ptr<const SampleSource> source, torch::Tensor rows = {});
   std::int64_t size() const;
   // The samples at these positions of this split.
   TensorSplit fetch(const std::vector<std::int64_t>& positions, const FetchOptions& options) const;
-  // Held in memory: fetching is cheap, prefetching would only add overhead.
+  // The source holds its targets in memory (SampleSource::targets_in_memory):
+  // they were checked before training, and fetching is cheap, so prefetching
+  // would only add overhead.
   bool in_memory() const { return in_memory_; }
   // (train, valid): a `fraction` of the rows, drawn by a permutation of `seed`
   // alone (so the split depends on neither the world size nor other draws).

@@ -98,6 +98,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void restore_optimizer(const std::string& file, const std::vector<double>& lrs);
   void restore_rng(const std::string& file);
   void restore_callbacks(const CheckpointMeta& meta, const std::string& where);
+  void open_splits();
   // The same state under another name (e.g. "best" of the epoch just written):
   // hard links to the files of `from`, renamed into place. Rank 0 only.
   void link_checkpoint(const std::string& from, const std::string& name);
