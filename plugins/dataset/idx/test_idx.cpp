@@ -88,9 +88,10 @@ BOOST_AUTO_TEST_CASE(truncated_gzip_is_reported) {
   BOOST_TEST(contains(err, "train-images-idx3-ubyte.gz"), err);
 }
 
-// The plugin decompresses on one thread and converts pixels on another, a
-// buffer (256 KiB) at a time: many buffers, and a limit ending inside one.
-BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula_across_many_buffers) {
+// The plugin keeps the file's bytes and normalizes each fetched batch with a
+// table: the same floats as the tensor formula on all pixels, for the whole
+// split, a limit that ends inside the data, and a batch of scattered rows.
+BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula) {
   const std::uint32_t n = 3000;  // 2.35 MB of pixels
   std::vector<std::uint8_t> images(std::size_t{n} * 784), labels(n);
   for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<std::uint8_t>((i * 7919) % 251 + i / 100003);
@@ -112,6 +113,14 @@ BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula_across_many_buffers) {
       BOOST_TEST(train.inputs.sizes() == expected.sizes());
       BOOST_TEST(torch::equal(train.inputs, expected), "gzip " << gzip << ", limit " << limit);
       BOOST_TEST(train.targets[m - 1].item<std::int64_t>() == (m - 1) % 10);
+      // Batch by batch, as the trainer reads it, with every target in memory.
+      auto source = std::dynamic_pointer_cast<skein::StreamingDataset>(data)->train_source();
+      BOOST_TEST(source->targets_in_memory().size(0) == m);
+      const std::vector<std::int64_t> rows{m - 1, 0, 517, 3, 517};
+      const auto batch = source->fetch(rows, skein::FetchOptions{});
+      const auto index = torch::tensor(rows, torch::kLong);
+      BOOST_TEST(torch::equal(batch.inputs, expected.index_select(0, index)));
+      BOOST_TEST(torch::equal(batch.targets, train.targets.index_select(0, index)));
     }
     // Cut inside the data: the error names the file (the converting thread stops).
     const std::string path = dir.str("train-images-idx3-ubyte" + ext);
