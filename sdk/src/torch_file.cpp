@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
@@ -112,120 +113,167 @@ struct Item {
 //   the class and its memo slot are left out;
 //   REDUCE of the class on an empty tuple becomes EMPTY_DICT;
 //   BUILD on such a dict is left out together with its argument's opcodes.
-std::string plain_dict_pickle(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  std::vector<Item> stack;
-  std::set<std::uint64_t> od_slots;                // memo slots that hold the class
-  std::map<std::uint64_t, std::size_t> memo_at;   // memo slot -> output offset of its PUT
-  std::set<std::uint64_t> dropped_slots;           // PUTs cut out with a BUILD argument
-  const std::string od_global = "collections\nOrderedDict\n";
-  auto fail = [](const std::string& why) { throw std::runtime_error("unsupported pickle: " + why); };
-  auto pop = [&]() {
-    if (stack.empty()) fail("stack underflow");
-    Item top = stack.back();
-    stack.pop_back();
-    return top;
+namespace {
+
+// One pass of plain_dict_pickle over `in`: the output so far, the simulated
+// stack and the memo slots the rewriting affects.
+class PlainDictRewriter {
+ public:
+  explicit PlainDictRewriter(const std::string& in) : in_(in) { out_.reserve(in.size()); }
+
+  std::string run() {
+    while (at_ < in_.size()) {
+      const Op op = next_op();
+      if (rewrite_ordered_dict(op)) continue;
+      if (!copy(op)) break;  // STOP
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // An opcode read from the input: where it and its argument start, and its memo slot.
+  struct Op {
+    unsigned char code = 0;
+    std::size_t at = 0, arg = 0;  // input offset of the opcode, argument length
+    std::size_t out_at = 0;       // output offset it would be copied to
+    bool is_put = false, is_get = false;
+    std::uint64_t slot = 0;       // of a PUT or GET
   };
-  auto cut = [&](std::size_t at) {  // drops out[at..]
-    out.resize(at);
-    for (auto it = memo_at.begin(); it != memo_at.end();) {
+
+  [[noreturn]] static void fail(const std::string& why) { throw std::runtime_error("unsupported pickle: " + why); }
+
+  void need(std::uint64_t n) const {
+    if (n > in_.size() - at_) fail("truncated");
+  }
+
+  // The length of the argument that starts at at_, for opcode `op`.
+  std::size_t argument_length(unsigned char op) const {
+    if (int n = fixed_argument_bytes(op)) return static_cast<std::size_t>(n);
+    if (int n = counted_argument_bytes(op)) {
+      need(static_cast<std::size_t>(n));
+      const std::uint64_t length = little_endian(in_, at_, n);
+      need(length);  // before adding: a length near 2^64 must not wrap
+      return static_cast<std::size_t>(n) + static_cast<std::size_t>(length);
+    }
+    std::size_t j = at_;
+    for (int l = 0; l < line_arguments(op); ++l) {
+      j = in_.find('\n', j);
+      if (j == std::string::npos) fail("truncated");
+      ++j;
+    }
+    return j - at_;
+  }
+
+  // Reads the opcode at at_ and its argument; at_ moves past both.
+  Op next_op() {
+    Op op;
+    op.code = static_cast<unsigned char>(in_[at_]);
+    op.at = at_++;
+    op.arg = argument_length(op.code);
+    need(op.arg);
+    op.out_at = out_.size();
+    op.is_put = op.code == 'q' || op.code == 'r';
+    op.is_get = op.code == 'h' || op.code == 'j';
+    if (op.is_put || op.is_get) op.slot = little_endian(in_, at_, op.code == 'q' || op.code == 'h' ? 1 : 4);
+    at_ += op.arg;
+    return op;
+  }
+
+  Item pop() {
+    if (stack_.empty()) fail("stack underflow");
+    Item top = stack_.back();
+    stack_.pop_back();
+    return top;
+  }
+  // The class (left out of the output) may only be called or memoized.
+  Item pop_value() {
+    const Item item = pop();
+    if (item.kind == Item::od_class) fail("OrderedDict used other than as OrderedDict()");
+    return item;
+  }
+  bool below_top_is(Item::Kind kind) const { return stack_.size() >= 2 && stack_[stack_.size() - 2].kind == kind; }
+
+  // Drops out_[at..], and forgets the memo slots PUT there.
+  void cut(std::size_t at) {
+    out_.resize(at);
+    for (auto it = memo_at_.begin(); it != memo_at_.end();) {
       if (it->second >= at) {
-        dropped_slots.insert(it->first);
-        it = memo_at.erase(it);
+        dropped_slots_.insert(it->first);
+        it = memo_at_.erase(it);
       } else {
         ++it;
       }
     }
-  };
-  std::size_t i = 0;
-  auto need = [&](std::uint64_t n) {
-    if (n > in.size() - i) fail("truncated");
-  };
-  while (i < in.size()) {
-    const auto op = static_cast<unsigned char>(in[i]);
-    const std::size_t op_at = i++;
-    // The argument's length.
-    std::size_t arg = 0;
-    if (int n = fixed_argument_bytes(op)) {
-      arg = static_cast<std::size_t>(n);
-    } else if (int n = counted_argument_bytes(op)) {
-      need(static_cast<std::size_t>(n));
-      const std::uint64_t length = little_endian(in, i, n);
-      need(length);  // before adding: a length near 2^64 must not wrap
-      arg = static_cast<std::size_t>(n) + static_cast<std::size_t>(length);
-    } else if (int lines = line_arguments(op)) {
-      std::size_t j = i;
-      for (int l = 0; l < lines; ++l) {
-        j = in.find('\n', j);
-        if (j == std::string::npos) fail("truncated");
-        ++j;
-      }
-      arg = j - i;
-    }
-    need(arg);
-    const std::size_t out_at = out.size();
-    const bool is_put = op == 'q' || op == 'r';
-    const bool is_get = op == 'h' || op == 'j';
-    const std::uint64_t slot = (is_put || is_get) ? little_endian(in, i, op == 'q' || op == 'h' ? 1 : 4) : 0;
-    i += arg;
+  }
 
-    if (op == 'c' && in.compare(op_at + 1, arg, od_global) == 0) {
-      stack.push_back({Item::od_class, out_at});
-      continue;
+  // The OrderedDict cases (see plain_dict_pickle): true when `op` was handled.
+  bool rewrite_ordered_dict(const Op& op) {
+    static const std::string od_global = "collections\nOrderedDict\n";
+    if (op.code == 'c' && in_.compare(op.at + 1, op.arg, od_global) == 0) {
+      stack_.push_back({Item::od_class, op.out_at});
+      return true;
     }
-    if (is_put && !stack.empty() && stack.back().kind == Item::od_class) {
-      od_slots.insert(slot);
-      continue;
+    if (op.is_put && !stack_.empty() && stack_.back().kind == Item::od_class) {
+      od_slots_.insert(op.slot);
+      return true;
     }
-    if (is_get && od_slots.count(slot)) {
-      stack.push_back({Item::od_class, out_at});
-      continue;
+    if (op.is_get && od_slots_.count(op.slot)) {
+      stack_.push_back({Item::od_class, op.out_at});
+      return true;
     }
-    if (is_get && dropped_slots.count(slot)) fail("a value of a dropped OrderedDict attribute is used again");
-    if (op == 'R' && stack.size() >= 2 && stack[stack.size() - 2].kind == Item::od_class) {
+    if (op.is_get && dropped_slots_.count(op.slot)) fail("a value of a dropped OrderedDict attribute is used again");
+    if (op.code == 'R' && below_top_is(Item::od_class)) {
       const Item args = pop();
       const Item cls = pop();
-      if (out.compare(args.start, std::string::npos, ")") != 0) fail("an OrderedDict built with arguments");
+      if (out_.compare(args.start, std::string::npos, ")") != 0) fail("an OrderedDict built with arguments");
       cut(cls.start);
-      out += '}';
-      stack.push_back({Item::od_dict, cls.start});
-      continue;
+      out_ += '}';
+      stack_.push_back({Item::od_dict, cls.start});
+      return true;
     }
-    if (op == 'b' && stack.size() >= 2 && stack[stack.size() - 2].kind == Item::od_dict) {
+    if (op.code == 'b' && below_top_is(Item::od_dict)) {
       cut(pop().start);  // the attributes go, the dict stays
-      continue;
+      return true;
     }
+    return false;
+  }
 
-    out.append(in, op_at, 1 + arg);
-    if (is_put) memo_at[slot] = out_at;
-    if (op == '(') {
-      stack.push_back({Item::mark, out_at});
-      continue;
+  // Copies `op` to the output and applies its stack effect; false for STOP.
+  bool copy(const Op& op) {
+    out_.append(in_, op.at, 1 + op.arg);
+    if (op.is_put) memo_at_[op.slot] = op.out_at;
+    if (op.code == '(') {
+      stack_.push_back({Item::mark, op.out_at});
+      return true;
     }
-    const auto effect = effect_of(op);
-    if (!effect) fail("opcode " + std::to_string(op) + " (protocol 2 only)");
-    // The class (left out of the output) may only be called or memoized.
-    auto pop_value = [&]() {
-      const Item item = pop();
-      if (item.kind == Item::od_class) fail("OrderedDict used other than as OrderedDict()");
-      return item;
-    };
-    if (op == '2' && !stack.empty() && stack.back().kind == Item::od_class) fail("OrderedDict duplicated");
-    std::size_t start = out_at;
+    const auto effect = effect_of(op.code);
+    if (!effect) fail("opcode " + std::to_string(op.code) + " (protocol 2 only)");
+    if (op.code == '2' && !stack_.empty() && stack_.back().kind == Item::od_class) fail("OrderedDict duplicated");
+    std::size_t start = op.out_at;
     if (effect->to_mark) {
-      while (!stack.empty() && stack.back().kind != Item::mark) pop_value();
-      if (stack.empty()) fail("no MARK");
+      while (!stack_.empty() && stack_.back().kind != Item::mark) pop_value();
+      if (stack_.empty()) fail("no MARK");
       start = pop().start;
       // SETITEMS/APPENDS leave the container below the mark, with its own start.
-      if (effect->push == 0) continue;
+      if (effect->push == 0) return true;
     }
     for (int k = 0; k < effect->pop; ++k) start = pop_value().start;
-    for (int k = 0; k < effect->push; ++k) stack.push_back({Item::value, start});
-    if (op == '.') break;
+    for (int k = 0; k < effect->push; ++k) stack_.push_back({Item::value, start});
+    return op.code != '.';
   }
-  return out;
-}
+
+  const std::string& in_;
+  std::size_t at_ = 0;  // input offset of the next opcode
+  std::string out_;
+  std::vector<Item> stack_;
+  std::set<std::uint64_t> od_slots_;               // memo slots that hold the class
+  std::map<std::uint64_t, std::size_t> memo_at_;   // memo slot -> output offset of its PUT
+  std::set<std::uint64_t> dropped_slots_;          // PUTs cut out with a BUILD argument
+};
+
+}  // namespace
+
+std::string plain_dict_pickle(const std::string& in) { return PlainDictRewriter(in).run(); }
 
 namespace {
 
