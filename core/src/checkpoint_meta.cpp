@@ -39,6 +39,83 @@ std::optional<long> checkpoint_epoch(const nlohmann::json& meta) {
   return static_cast<long>(*epoch);
 }
 
+namespace {
+
+// "<where>: bad trainer.json: <why>", as a ConfigError.
+struct BadMeta {
+  const std::string& where;
+  ConfigError operator()(const std::string& why) const { return ConfigError(where + ": bad trainer.json: " + why); }
+};
+
+std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
+  auto lr = meta.find("lr");
+  if (lr == meta.end() || !lr->is_array())
+    throw bad("\"lr\" must be a list of numbers (one per parameter group)");
+  std::vector<double> out;
+  for (const auto& v : *lr) {
+    if (!v.is_number()) throw bad("\"lr\" must be a list of numbers, got " + lr->dump());
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json& meta, const BadMeta& bad) {
+  auto callbacks = meta.find("callbacks");
+  if (callbacks == meta.end() || !callbacks->is_array())
+    throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
+  std::vector<CheckpointMeta::CallbackState> out;
+  for (std::size_t i = 0; i < callbacks->size(); ++i) {
+    const auto& entry = (*callbacks)[i];
+    const std::string at = "callbacks[" + std::to_string(i) + "]";
+    if (!entry.is_object()) throw bad(at + " must be an object, got " + entry.dump());
+    CheckpointMeta::CallbackState cb;
+    if (auto p = entry.find("plugin"); p != entry.end()) {
+      if (!p->is_string()) throw bad(at + ".plugin must be a string, got " + p->dump());
+      cb.plugin = p->get<std::string>();
+    }
+    if (auto st = entry.find("state"); st != entry.end()) cb.state = *st;
+    out.push_back(std::move(cb));
+  }
+  return out;
+}
+
+// "files": plain file name -> checksum (optional).
+std::vector<std::pair<std::string, std::string>> parse_files(const nlohmann::json& meta, const BadMeta& bad) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto files = meta.find("files");
+  if (files == meta.end()) return out;
+  if (!files->is_object()) throw bad("\"files\" must map file names to checksums");
+  for (auto it = files->begin(); it != files->end(); ++it) {
+    const std::string& name = it.key();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+        !it.value().is_string())
+      throw bad("\"files\" must map plain file names to checksum strings, got " + files->dump());
+    out.emplace_back(name, it.value().get<std::string>());
+  }
+  return out;
+}
+
+std::optional<DataInfo> parse_data_info(const nlohmann::json& meta, const BadMeta& bad) {
+  auto info = meta.find("data_info");
+  if (info == meta.end()) return std::nullopt;
+  DataInfo d;
+  auto shape = info->is_object() ? info->find("input_shape") : info->end();
+  auto classes = info->is_object() ? info->find("num_classes") : info->end();
+  if (shape == info->end() || classes == info->end() || !shape->is_array())
+    throw bad("\"data_info\" must be {\"input_shape\": [...], \"num_classes\": N}");
+  for (const auto& extent : *shape) {
+    auto e = integer_in(extent, 1, INT64_MAX);
+    if (!e) throw bad("\"data_info\".input_shape must hold positive integers, got " + shape->dump());
+    d.input_shape.push_back(*e);
+  }
+  auto n = integer_in(*classes, 0, INT64_MAX);
+  if (!n) throw bad("\"data_info\".num_classes must be an integer >= 0, got " + classes->dump());
+  d.num_classes = *n;
+  return d;
+}
+
+}  // namespace
+
 CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where) {
   nlohmann::json meta;
   try {
@@ -46,7 +123,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   } catch (const std::exception& e) {
     throw ConfigError(where + ": unreadable trainer.json: " + first_line(e.what()));
   }
-  auto bad = [&](const std::string& why) { return ConfigError(where + ": bad trainer.json: " + why); };
+  const BadMeta bad{where};
   if (!meta.is_object()) throw bad("expected a JSON object, got " + std::string(meta.type_name()));
 
   auto format = meta.find("format");
@@ -60,59 +137,10 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
     if (!n) throw bad("\"world_size\" must be an integer, got " + world->dump());
     out.world_size = static_cast<int>(*n);
   }
-
-  auto lr = meta.find("lr");
-  if (lr == meta.end() || !lr->is_array())
-    throw bad("\"lr\" must be a list of numbers (one per parameter group)");
-  for (const auto& v : *lr) {
-    if (!v.is_number()) throw bad("\"lr\" must be a list of numbers, got " + lr->dump());
-    out.lr.push_back(v.get<double>());
-  }
-
-  auto callbacks = meta.find("callbacks");
-  if (callbacks == meta.end() || !callbacks->is_array())
-    throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
-  for (std::size_t i = 0; i < callbacks->size(); ++i) {
-    const auto& entry = (*callbacks)[i];
-    const std::string at = "callbacks[" + std::to_string(i) + "]";
-    if (!entry.is_object()) throw bad(at + " must be an object, got " + entry.dump());
-    CheckpointMeta::CallbackState cb;
-    if (auto p = entry.find("plugin"); p != entry.end()) {
-      if (!p->is_string()) throw bad(at + ".plugin must be a string, got " + p->dump());
-      cb.plugin = p->get<std::string>();
-    }
-    if (auto s = entry.find("state"); s != entry.end()) cb.state = *s;
-    out.callbacks.push_back(std::move(cb));
-  }
-
-  if (auto files = meta.find("files"); files != meta.end()) {
-    if (!files->is_object()) throw bad("\"files\" must map file names to checksums");
-    for (auto it = files->begin(); it != files->end(); ++it) {
-      const std::string& name = it.key();
-      if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
-          !it.value().is_string())
-        throw bad("\"files\" must map plain file names to checksum strings, got " + files->dump());
-      out.files.emplace_back(name, it.value().get<std::string>());
-    }
-  }
-
-  if (auto info = meta.find("data_info"); info != meta.end()) {
-    DataInfo d;
-    auto shape = info->is_object() ? info->find("input_shape") : info->end();
-    auto classes = info->is_object() ? info->find("num_classes") : info->end();
-    if (shape == info->end() || classes == info->end() || !shape->is_array())
-      throw bad("\"data_info\" must be {\"input_shape\": [...], \"num_classes\": N}");
-    for (const auto& extent : *shape) {
-      auto e = integer_in(extent, 1, INT64_MAX);
-      if (!e) throw bad("\"data_info\".input_shape must hold positive integers, got " + shape->dump());
-      d.input_shape.push_back(*e);
-    }
-    auto n = integer_in(*classes, 0, INT64_MAX);
-    if (!n) throw bad("\"data_info\".num_classes must be an integer >= 0, got " + classes->dump());
-    d.num_classes = *n;
-    out.data_info = d;
-  }
-
+  out.lr = parse_lr(meta, bad);
+  out.callbacks = parse_callbacks(meta, bad);
+  out.files = parse_files(meta, bad);
+  out.data_info = parse_data_info(meta, bad);
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
