@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include <iostream>
+#include <optional>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
@@ -207,6 +208,50 @@ int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::st
   return exit_code::kSuccess;
 }
 
+// The variables every worker gets in every attempt (torchrun's names).
+std::vector<std::pair<std::string, std::string>> common_env(const LaunchOptions& o, int world) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {skein::env::kWorldSize, std::to_string(world)},
+      {skein::env::kLocalWorldSize, std::to_string(o.nproc_per_node)},
+      {skein::env::kMasterAddr, o.master_addr},
+      {skein::env::kLaunched, "1"},
+      {skein::env::kTimeout, std::to_string(o.timeout_s)},
+  };
+  if (!std::getenv(skein::env::kOmpThreads)) env.push_back({skein::env::kOmpThreads, "1"});
+  return env;
+}
+
+// Node 0 names the run directory (checked usable unless resuming); the other
+// nodes learn it, unless they were given it.
+std::string agree_on_run_dir(const LaunchOptions& o, core::Rendezvous& rdzv) {
+  std::string run_dir = o.run_dir;
+  if (o.node_rank == 0) {
+    if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
+    if (!o.resume) core::check_run_dir_usable(run_dir, o.overwrite);
+    rdzv.publish(store_key::launcher_run_dir(), run_dir);
+  } else if (run_dir.empty()) {
+    run_dir = rdzv.fetch(store_key::launcher_run_dir());
+  }
+  return run_dir;
+}
+
+// Reports a failed attempt. The launcher's exit code when it gives up, or
+// nullopt when attempt `number` is followed by a restart.
+std::optional<int> after_failure(const GroupResult& result, int number, int max_restarts) {
+  print_failure(result);
+  // A worker's config error stays a config error, and a restart cannot mend it.
+  if (result.exit_code == exit_code::kConfig) return exit_code::kConfig;
+  if (number >= max_restarts) {
+    if (max_restarts > 0)
+      std::cerr << "skein: error: giving up after " << max_restarts << " restart"
+                << (max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
+    return exit_code::kFailure;
+  }
+  std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << max_restarts << ")"
+            << std::endl;
+  return std::nullopt;
+}
+
 }  // namespace
 
 int launch(const LaunchOptions& o) {
@@ -216,14 +261,7 @@ int launch(const LaunchOptions& o) {
 
   // Private: the single-node store and the workers' failure reports.
   PrivateDir private_dir;
-  std::vector<std::pair<std::string, std::string>> env = {
-      {skein::env::kWorldSize, std::to_string(world)},
-      {skein::env::kLocalWorldSize, std::to_string(o.nproc_per_node)},
-      {skein::env::kMasterAddr, o.master_addr},
-      {skein::env::kLaunched, "1"},
-      {skein::env::kTimeout, std::to_string(o.timeout_s)},
-  };
-  if (!std::getenv(skein::env::kOmpThreads)) env.push_back({skein::env::kOmpThreads, "1"});
+  std::vector<std::pair<std::string, std::string>> env = common_env(o, world);
   std::unique_ptr<core::Rendezvous> rdzv;
   if (multi_node) {
     rdzv = open_node_store(o, world);
@@ -247,14 +285,7 @@ int launch(const LaunchOptions& o) {
       attempt_env.push_back({skein::env::kStoreUsers, std::to_string(world + 1)});
     }
     if (number == 0) {
-      // Node 0 names the run directory; the other nodes learn it.
-      if (o.node_rank == 0) {
-        if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-        if (!o.resume) core::check_run_dir_usable(run_dir, o.overwrite);
-        rdzv->publish(store_key::launcher_run_dir(), run_dir);
-      } else if (run_dir.empty()) {
-        run_dir = rdzv->fetch(store_key::launcher_run_dir());
-      }
+      run_dir = agree_on_run_dir(o, *rdzv);
       if (multi_node) max_restarts = agree_on_max_restarts(o, *rdzv);
     }
     const Attempt attempt = agree_on_attempt(o, number, run_dir, *rdzv);
@@ -273,17 +304,7 @@ int launch(const LaunchOptions& o) {
       return exit_code::kFailure;
     }
     if (!result.failed) return finish_run(o, run_dir, attempt.run_id, *rdzv);
-    print_failure(result);
-    // A worker's config error stays a config error, and a restart cannot mend it.
-    if (result.exit_code == exit_code::kConfig) return exit_code::kConfig;
-    if (number >= max_restarts) {
-      if (max_restarts > 0)
-        std::cerr << "skein: error: giving up after " << max_restarts << " restart"
-                  << (max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
-      return exit_code::kFailure;
-    }
-    std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << max_restarts
-              << ")" << std::endl;
+    if (const auto code = after_failure(result, number, max_restarts)) return *code;
   }
 }
 
