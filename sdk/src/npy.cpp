@@ -82,7 +82,10 @@ torch::Tensor map_npy(const std::string& path) {
       torch::TensorOptions().dtype(layout.type));
 }
 
-NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const std::string& name) {
+namespace {
+
+// The header's dict literal, and the offset of the data that follows it.
+std::pair<std::string, std::size_t> header_of(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 10 || bytes.compare(0, 6, kMagic) != 0)
     throw std::runtime_error(name + ": not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -98,8 +101,11 @@ NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const st
     throw std::runtime_error(name + ": .npy format version " + std::to_string(major) + " is not supported");
   }
   if (header_at + header_len > bytes.size()) throw std::runtime_error(name + ": truncated .npy header");
-  const std::string header = bytes.substr(header_at, header_len);
+  return {bytes.substr(header_at, header_len), header_at + header_len};
+}
 
+// The element type of 'descr' (C order only, little-endian or one byte).
+const Dtype& dtype_of(const std::string& header, const std::string& name) {
   std::string descr = header_value(header, "descr", name);
   descr = descr.substr(1, descr.size() - 2);
   if (header_value(header, "fortran_order", name) != "False")
@@ -109,15 +115,15 @@ NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const st
   if (descr[0] == '>' && descr.substr(1) != "i1" && descr.substr(1) != "u1" && descr.substr(1) != "b1")
     throw std::runtime_error(name + ": big-endian dtype '" + descr + "'; save it little-endian (arr.astype('<" +
                              descr.substr(1) + "'))");
-  const Dtype* dtype = nullptr;
   for (const auto& d : kDtypes)
-    if (descr.substr(1) == d.descr) dtype = &d;
-  if (!dtype) {
-    const std::string why = descr.substr(1) == "O" ? "object arrays cannot be read (they hold Python objects)"
-                                                   : "unsupported dtype '" + descr + "'";
-    throw std::runtime_error(name + ": " + why);
-  }
+    if (descr.substr(1) == d.descr) return d;
+  const std::string why = descr.substr(1) == "O" ? "object arrays cannot be read (they hold Python objects)"
+                                                 : "unsupported dtype '" + descr + "'";
+  throw std::runtime_error(name + ": " + why);
+}
 
+// The extents of 'shape'; their product fits in int64.
+std::vector<std::int64_t> shape_of(const std::string& header, const std::string& name) {
   std::vector<std::int64_t> shape;
   const std::string shape_text = header_value(header, "shape", name);
   std::stringstream items(shape_text.substr(1, shape_text.size() - 2));
@@ -137,14 +143,24 @@ NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const st
     numel *= extent;
     shape.push_back(extent);
   }
-  const std::size_t item_size = c10::elementSize(dtype->type);
-  const std::size_t data_at = header_at + header_len;
+  return shape;
+}
+
+}  // namespace
+
+NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const std::string& name) {
+  const auto [header, data_at] = header_of(bytes, name);
+  const Dtype& dtype = dtype_of(header, name);
+  const std::vector<std::int64_t> shape = shape_of(header, name);
+  std::int64_t numel = 1;
+  for (const auto extent : shape) numel *= extent;  // no overflow: checked by shape_of
+  const std::size_t item_size = c10::elementSize(dtype.type);
   const std::size_t have = file_size - data_at;
   if (static_cast<std::uint64_t>(numel) > have / item_size)
     throw std::runtime_error(name + ": truncated: the header promises " + std::to_string(numel) + " values of " +
                              std::to_string(item_size) + " bytes, the file holds " + std::to_string(have) +
                              " bytes of data");
-  return NpyLayout{shape, dtype->type, data_at, static_cast<std::size_t>(numel) * item_size};
+  return NpyLayout{shape, dtype.type, data_at, static_cast<std::size_t>(numel) * item_size};
 }
 
 torch::Tensor read_npy(const std::string& path) {
