@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "skein/index_tensor.hpp"
+
 namespace skein::core {
 
 namespace {
@@ -15,9 +17,7 @@ class MemorySource final : public SampleSource {
   explicit MemorySource(TensorSplit split) : split_(std::move(split)) {}
   std::int64_t size() const override { return split_.size(); }
   TensorSplit fetch(const std::vector<std::int64_t>& indices, const FetchOptions&) const override {
-    // int64 indices; the vector outlives the view.
-    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
-                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
+    const torch::Tensor idx = index_tensor(indices);
     return {split_.inputs.index_select(0, idx), split_.targets.index_select(0, idx)};
   }
   torch::Tensor targets_in_memory() const override { return split_.targets; }

@@ -92,7 +92,8 @@ void Trainer::open_splits() {
     test_ = DataSplit(test_source);
   }
   // Batches of a split not in memory are fetched ahead, on worker threads.
-  if (config_.data_workers > 0 && !(all.in_memory() && (!test_ || test_->in_memory())))
+  const bool all_in_memory = all.in_memory() && (!test_ || test_->in_memory());
+  if (config_.data_workers > 0 && !all_in_memory)
     pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
   std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
   if (train_.size() < run_.world_size)

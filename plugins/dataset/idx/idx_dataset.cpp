@@ -11,6 +11,7 @@
 
 #include "idx_file.hpp"
 #include "skein/dataset.hpp"
+#include "skein/index_tensor.hpp"
 #include "skein/memory.hpp"
 #include "skein/plugin.hpp"
 
@@ -77,16 +78,14 @@ class IdxSource final : public skein::SampleSource {
     std::vector<std::int64_t> shape = images_.sizes().vec();
     shape[0] = static_cast<std::int64_t>(indices.size());
     torch::Tensor inputs = torch::empty(shape, torch::kFloat32);
-    const std::int64_t per_sample = images_[0].numel();
+    const std::int64_t per_sample = images_.numel() / images_.size(0);
     const std::uint8_t* pixels = images_.data_ptr<std::uint8_t>();
     float* out = inputs.data_ptr<float>();
     for (const std::int64_t index : indices) {
       const std::uint8_t* row = pixels + index * per_sample;
       for (std::int64_t j = 0; j < per_sample; ++j) *out++ = table_[row[j]];
     }
-    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
-                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
-    return {inputs, labels_.index_select(0, idx)};
+    return {inputs, labels_.index_select(0, skein::index_tensor(indices))};
   }
   torch::Tensor targets_in_memory() const override { return labels_; }
 

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "skein/dataset.hpp"
+#include "skein/index_tensor.hpp"
 #include "skein/npy.hpp"
 #include "skein/plugin.hpp"
 
@@ -16,8 +17,7 @@ class NpySource final : public skein::SampleSource {
   const torch::Tensor& inputs() const { return inputs_; }
   const torch::Tensor& targets() const { return targets_; }
   skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions&) const override {
-    auto idx = torch::from_blob(const_cast<std::int64_t*>(indices.data()),
-                                {static_cast<std::int64_t>(indices.size())}, torch::kLong);
+    const torch::Tensor idx = skein::index_tensor(indices);
     return {skein::as_model_inputs(inputs_.index_select(0, idx)),
             skein::as_loss_targets(targets_.index_select(0, idx))};
   }
