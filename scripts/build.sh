@@ -3,21 +3,21 @@
 #
 #   scripts/build.sh            everything: bin/skein, the libraries, the plugins,
 #                               the tests and test plugins, the benchmark programs
-#   scripts/build.sh --example  only what `skein train` needs: bin/skein,
-#                               libskein_core, libskein_sdk and the plugins,
-#                               without the precompiled header (CMakeLists.txt)
+#   scripts/build.sh --example  only what `skein train` needs (the skein_runtime
+#                               target: bin/skein, its libraries, the plugins)
 #
-# Both set every option explicitly, so a build/ configured by one is right for
-# the other (scripts/test.sh after scripts/example.sh builds the tests).
+# Both configure build/ identically (same options, same compiler flags) and
+# differ only in the target they build, so scripts/test.sh after
+# scripts/example.sh compiles just what the example did not: the tests, the
+# test plugins and the benchmark programs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras=ON
-pch=ON
+target=all
 case "${1:-}" in
   "") ;;
-  --example) extras=OFF pch=OFF ;;  # no precompiled header: faster for these sources
+  --example) target=skein_runtime ;;
   *) echo "usage: scripts/build.sh [--example]" >&2; exit 2 ;;
 esac
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_TESTING="$extras" -DSKEIN_BUILD_BENCH="$extras" -DSKEIN_PCH="$pch"
-cmake --build build -j "${SKEIN_JOBS:-2}"
+  -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON -DSKEIN_PCH=OFF
+cmake --build build -j "${SKEIN_JOBS:-2}" --target "$target"

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --example  # the build and run packages only
-scripts/build.sh --example  # bin/skein, the libraries and the plugins: no tests, no benchmarks
+scripts/build.sh --example  # bin/skein, its libraries and the plugins: no tests, no benchmarks
 build/bin/skein train --config examples/fashion_mnist_ddp.json --nproc-per-node 2 "$@"
