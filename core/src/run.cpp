@@ -12,6 +12,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/core/allocator.hpp"
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
 #include "skein/core/digest.hpp"
@@ -173,6 +174,7 @@ void record_costs(Trainer& trainer, nlohmann::json& results) {
   trainer.parallel().all_reduce_max(costs);
   results["time_to_first_batch_s"] = costs[0];
   results["peak_rss_mb"] = costs[1];
+  results["malloc_tuned"] = tune_allocator_for_training().tuned;
 }
 
 // Creates the trainer into `trainer` (a config error names the config key it
@@ -213,12 +215,14 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
 }  // namespace
 
 TrainOutcome run_training(const TrainRequest& request) {
+  const AllocatorTuning& malloc_tuning = tune_allocator_for_training();  // before the data's first allocation
   RunInfo run = read_run_env();
   install_crash_handler(run.rank);
   RunStore store = open_run_store(run);
   // The log buffers until the run directory is known: warnings from here on
   // reach train.log too.
   RunLog run_log(run.is_main());
+  run_log.note(malloc_tuning.summary + "\n");
   std::ostream& log = run_log.stream();
   WarningLogScope warnings_to_log(run_log);
   PluginRegistry registry;

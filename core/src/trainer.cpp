@@ -14,6 +14,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "skein/core/allocator.hpp"
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
 #include "skein/core/model_io.hpp"
@@ -104,6 +105,7 @@ void Trainer::open_splits() {
 Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run,
                  std::ostream& log, const RunStore* store)
     : config_(config), run_(std::move(run)), log_(log), store_(store) {
+  tune_allocator_for_training();  // for every program that trains through a Trainer (once per process)
   run_.seed = config_.seed;
   torch::manual_seed(config_.seed);
 
