@@ -234,6 +234,52 @@ BOOST_AUTO_TEST_CASE(fp16_compression_keeps_ranks_equal_and_gradients_within_hal
   }
 }
 
+// compression=powersgd, rank 1, no warm-up: the first batch's synced weight
+// gradients are rank-1 matrices (the approximation, not the exact average),
+// the same on both ranks; biases (vectors) travel uncompressed and equal the
+// exact average; training keeps every rank's parameters bit-identical.
+BOOST_AUTO_TEST_CASE(powersgd_compression_keeps_ranks_equal_and_sends_low_rank_weight_gradients) {
+  std::map<std::string, std::string> dirs;
+  for (const std::string compression : {"none", "powersgd"}) {
+    auto cfg = base_config();
+    cfg["max_epochs"] = 2;
+    cfg["parallel"]["compression"] = compression;
+    cfg["parallel"]["powersgd_rank"] = 1;
+    cfg["parallel"]["powersgd_warmup_steps"] = 0;
+    auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin probe_callback:dump=true", dirs[compression]);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, compression << ": " << r.err);
+  }
+  const std::string& dir = dirs["powersgd"];
+  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
+  BOOST_REQUIRE(p0.size() == 4u);
+  BOOST_REQUIRE(p1.size() == p0.size());
+  for (std::size_t i = 0; i < p0.size(); ++i) {
+    BOOST_TEST(torch::equal(p0[i], p1[i]), "final parameter " << i);
+    BOOST_TEST(torch::isfinite(p0[i]).all().item<bool>());
+  }
+  auto exact = load_tensors(dirs["none"] + "/probe_first_batch_rank0.pt");
+  auto low0 = load_tensors(dir + "/probe_first_batch_rank0.pt");
+  auto low1 = load_tensors(dir + "/probe_first_batch_rank1.pt");
+  BOOST_REQUIRE(exact.size() == 10u);
+  BOOST_REQUIRE(low0.size() == 10u);
+  for (int i = 0; i < 6; ++i) BOOST_TEST(torch::equal(exact[i], low0[i]), "input or parameter " << i);
+  // Layout: gradients of fc1.weight (8x16), fc1.bias, fc2.weight (4x8), fc2.bias.
+  for (int i : {6, 8}) {
+    BOOST_TEST(torch::equal(low0[i], low1[i]), "synced gradient " << i);
+    auto s = torch::linalg::svdvals(low0[i]);
+    BOOST_TEST(s[1].item<double>() <= 1e-6 * s[0].item<double>(), "gradient " << i << " is not rank 1: " << s);
+    BOOST_TEST(!torch::allclose(low0[i], exact[i], 1e-3, 1e-5), "gradient " << i << " was not compressed");
+    // The best rank-1 approximation is no farther than this from the exact one.
+    auto exact_s = torch::linalg::svdvals(exact[i]);
+    BOOST_TEST((low0[i] - exact[i]).norm().item<double>() <= exact[i].norm().item<double>(),
+               "gradient " << i);
+    BOOST_TEST(exact_s[1].item<double>() > 1e-6 * exact_s[0].item<double>());
+  }
+  for (int i : {7, 9}) BOOST_TEST(torch::allclose(low0[i], exact[i], 1e-5, 1e-6), "uncompressed bias " << i);
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_compression_is_a_config_error) {
   auto cfg = base_config();
   cfg["parallel"]["compression"] = "int8";
@@ -242,7 +288,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_compression_is_a_config_error) {
   BOOST_TEST(r.exit_code == 2, r.err);
   BOOST_TEST(test::one_error_line(r), r.err);
   BOOST_TEST(contains(r.err, "ddp"), r.err);
-  BOOST_TEST(contains(r.err, "'compression' must be none or fp16"), r.err);
+  BOOST_TEST(contains(r.err, "'compression' must be none, fp16 or powersgd"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_stop_decided_from_history_happens_on_the_same_epoch_everywhere) {

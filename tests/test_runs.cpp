@@ -136,12 +136,20 @@ std::vector<Scalar> parse_events(const std::string& file, std::string& version) 
 
 BOOST_FIXTURE_TEST_SUITE(runs, Fixture)
 
+// Also under ddp with PowerSGD compression, whose per-rank error feedback
+// and shared Q (parallel.pt) must come back for the resumed run to match.
 BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
-  for (const std::string procs : {"", "--nproc-per-node 2 --timeout 60 "}) {
+  const std::string two = "--nproc-per-node 2 --timeout 60 ";
+  for (const auto& [procs, compression] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""}, {two, "none"}, {two, "powersgd"}}) {
     auto cfg = resumable_config();
     if (!procs.empty()) {
-      cfg["parallel"] = {{"plugin", "ddp"}};
+      cfg["parallel"] = {{"plugin", "ddp"}, {"compression", compression}};
       cfg["history"] = {{"plugin", "filestore"}};
+    }
+    if (compression == "powersgd") {  // 6 steps an epoch: compressed from the 4th step on
+      cfg["parallel"]["powersgd_rank"] = 1;
+      cfg["parallel"]["powersgd_warmup_steps"] = 3;
     }
     const std::string config = write_config(cfg);
     const std::string straight = dir("straight" + std::to_string(runs));
@@ -153,12 +161,13 @@ BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "Resumed from"), r.out);
     BOOST_TEST(without_durations(load_json(straight + "/history.json")) ==
-               without_durations(load_json(halves + "/history.json")), procs);
+               without_durations(load_json(halves + "/history.json")), procs << compression);
+    BOOST_TEST(fs::exists(halves + "/checkpoints/epoch_0004/parallel.pt") == (compression == "powersgd"));
     // Bit-identical parameters. (optimizer.pt names its state after tensor
     // addresses, so its bytes differ between processes; the history above
     // shows the state came back.)
     BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
-               test::read_text(halves + "/checkpoints/epoch_0004/model.pt"), procs);
+               test::read_text(halves + "/checkpoints/epoch_0004/model.pt"), procs << compression);
     // keep_last 1: only the newest periodic checkpoint, plus the best.
     std::set<std::string> names;
     for (auto& e : fs::directory_iterator(halves + "/checkpoints")) names.insert(e.path().filename().string());

@@ -7,6 +7,8 @@
 //   optimizer.pt          the optimizer's state (momentum buffers, steps, lr)
 //   history.json          the history up to and including the epoch
 //   rng.pt                every rank's CPU generator state, by rank
+//   parallel.pt           every rank's parallel-wrapper state, by rank (only
+//                         for a wrapper that keeps one: ddp's PowerSGD)
 //   trainer.json          format, epoch, world size, seed, learning rates, each
 //                         callback's state; written last
 // It is written into a temporary directory beside its final place, every
@@ -94,21 +96,19 @@ void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::st
 
 }  // namespace
 
-// Every rank's generator state, gathered on rank 0 through the run's store
-// (empty elsewhere): a resumed run continues each rank's random stream.
-std::vector<torch::Tensor> Trainer::gather_rng_states(const std::string& name) {
-  const torch::Tensor mine = at::detail::getDefaultCPUGenerator().get_state();
-  if (run_.world_size == 1) return {mine};
-  auto key = [&](int rank) { return store_key::checkpoint_rng(run_.run_id, name, epoch_, rank); };
-  store_set(*store_->store, key(run_.rank), bytes_of(mine));
+std::vector<std::string> Trainer::gather_on_main(const std::string& name, const std::string& part,
+                                                 std::string mine) {
+  if (run_.world_size == 1) return {std::move(mine)};
+  auto key = [&](int rank) { return store_key::checkpoint_part(run_.run_id, name, epoch_, part, rank); };
+  store_set(*store_->store, key(run_.rank), mine);
   if (!run_.is_main()) return {};
-  std::vector<torch::Tensor> states;
+  std::vector<std::string> all;
   for (int r = 0; r < run_.world_size; ++r) {
-    states.push_back(r == 0 ? mine : tensor_of(store_get(*store_->store, key(r))));
+    all.push_back(r == 0 ? std::move(mine) : store_get(*store_->store, key(r)));
     if (r > 0) store_->store->deleteKey(key(r));
   }
   store_->store->deleteKey(key(0));
-  return states;
+  return all;
 }
 
 // trainer.json: what the tensors files do not say, and their checksums.
@@ -131,7 +131,20 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
 }
 
 void Trainer::write_checkpoint(const std::string& name) {
-  const std::vector<torch::Tensor> rng_states = gather_rng_states(name);  // a collective: every rank
+  // Collectives: every rank takes part. A resumed run continues each rank's
+  // random stream, and the wrapper's state (e.g. PowerSGD's error feedback).
+  std::vector<torch::Tensor> rng_states;
+  for (const auto& bytes : gather_on_main(name, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
+    rng_states.push_back(tensor_of(bytes));
+  std::vector<torch::Tensor> parallel_states;
+  if (auto* stateful = dynamic_cast<ParallelState*>(parallel_.get())) {
+    bool any = false;
+    for (const auto& bytes : gather_on_main(name, "parallel", stateful->state())) {
+      parallel_states.push_back(tensor_of(bytes));
+      any = any || !bytes.empty();
+    }
+    if (!any) parallel_states.clear();
+  }
   if (!run_.is_main()) return;
 
   const fs::path root(checkpoint_root());
@@ -162,6 +175,8 @@ void Trainer::write_checkpoint(const std::string& name) {
       }));
   put("history.json", history_.dump() + "\n");
   put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+  if (!parallel_states.empty())
+    put("parallel.pt", serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
   put("trainer.json", encode_nonfinite(checkpoint_meta(checksums)).dump(2) + "\n");  // last: marks it complete
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
@@ -236,6 +251,20 @@ void Trainer::restore_rng(const std::string& file) {
   generator.set_state(rng[static_cast<std::size_t>(run_.rank)]);
 }
 
+// Rank r's bytes go back to rank r's wrapper. A checkpoint without the file
+// (a wrapper that kept no state then) leaves the wrapper's fresh state.
+void Trainer::restore_parallel_state(const std::string& file) {
+  auto* stateful = dynamic_cast<ParallelState*>(parallel_.get());
+  if (!stateful || !fs::exists(file)) return;
+  std::vector<torch::Tensor> states;
+  torch::load(states, file);
+  if (static_cast<int>(states.size()) != run_.world_size)
+    throw std::runtime_error("it holds the states of another number of ranks");
+  const auto& mine = states[static_cast<std::size_t>(run_.rank)];
+  if (mine.scalar_type() != torch::kUInt8 || mine.dim() != 1) throw std::runtime_error("it is not a list of byte tensors");
+  stateful->load_state(bytes_of(mine));
+}
+
 // Callback states, matched by position and plugin name.
 void Trainer::restore_callbacks(const CheckpointMeta& meta, const std::string& where) {
   const auto& states = meta.callbacks;
@@ -262,6 +291,7 @@ void Trainer::resume(const std::string& dir) {
   load_part(where, "model.pt", [&] { restore_model(dir + "/model.pt"); });
   load_part(where, "optimizer.pt", [&] { restore_optimizer(dir + "/optimizer.pt", meta.lr); });
   load_part(where, "rng.pt", [&] { restore_rng(dir + "/rng.pt"); });
+  load_part(where, "parallel.pt", [&] { restore_parallel_state(dir + "/parallel.pt"); });
   load_part(where, "history.json", [&] {
     history_ = History::load(dir + "/history.json");
     intern_batch_keys();

@@ -16,7 +16,7 @@
 
 namespace {
 
-class Ddp final : public skein::Parallel {
+class Ddp final : public skein::Parallel, public skein::ParallelState {
  public:
   explicit Ddp(const skein::PluginArgs& args) : run_(args.run) {
     const auto& opt = args.options;
@@ -28,8 +28,19 @@ class Ddp final : public skein::Parallel {
     reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
     reducer_options_.overlap = opt.get_bool("overlap");
     const std::string compression = opt.get_string("compression");
-    if (compression != "none" && compression != "fp16") opt.fail("compression", "must be none or fp16");
+    if (compression != "none" && compression != "fp16" && compression != "powersgd")
+      opt.fail("compression", "must be none, fp16 or powersgd");
     reducer_options_.fp16 = compression == "fp16";
+    const auto rank = opt.get_int("powersgd_rank");
+    const auto warmup = opt.get_int("powersgd_warmup_steps");
+    if (rank < 1 || rank > 1024) opt.fail("powersgd_rank", "must be from 1 to 1024");
+    if (warmup < 0) opt.fail("powersgd_warmup_steps", "must be 0 or more");
+    if (compression == "powersgd") {
+      skein_ddp::PowerSgdOptions powersgd;
+      powersgd.rank = static_cast<int>(rank);
+      powersgd.warmup_steps = warmup;
+      reducer_options_.powersgd = powersgd;
+    }
     const std::string backend = opt.get_string("backend");
     if (backend != "gloo" && backend != "auto")
       opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
@@ -72,6 +83,11 @@ class Ddp final : public skein::Parallel {
   void barrier() override {
     if (group_) skein_ddp::wait_for(*group_->barrier(), "barrier");
   }
+  // PowerSGD's step count, Q and this rank's error feedback (else nothing).
+  std::string state() const override { return reducer_ ? reducer_->compression_state() : std::string(); }
+  void load_state(const std::string& bytes) override {
+    if (reducer_) reducer_->load_compression_state(bytes);
+  }
 
  private:
   void reduce(std::vector<double>& values, c10d::ReduceOp op) {
@@ -92,7 +108,7 @@ class Ddp final : public skein::Parallel {
 
 }  // namespace
 
-SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.1.0",
+SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.2.0",
              "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo)",
              SKEIN_OPTION("bucket_cap_mb", number, "25", "Largest gradient bucket, in MiB"),
              SKEIN_OPTION("first_bucket_mb", number, "1",
@@ -100,8 +116,12 @@ SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.1.0",
              SKEIN_OPTION("overlap", boolean, "true",
                           "Launch each bucket's all-reduce during backward (false: after it)"),
              SKEIN_OPTION("compression", string, "\"none\"",
-                          "none, or fp16: gradients travel as float16 (half the bytes), averaged "
-                          "and cast back to the parameters' dtype"),
+                          "none; fp16: gradients travel as float16 (half the bytes; slower than none "
+                          "over loopback, see docs/BENCHMARKS.md); powersgd: float32 matrices travel "
+                          "as rank-r factors with error feedback (PowerSGD), the rest uncompressed"),
+             SKEIN_OPTION("powersgd_rank", integer, "4", "powersgd: rank r of the approximation"),
+             SKEIN_OPTION("powersgd_warmup_steps", integer, "100",
+                          "powersgd: optimizer steps all-reduced uncompressed before compression starts"),
              SKEIN_OPTION("backend", string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)"),
              SKEIN_OPTION("gloo_host", string, "\"\"",
                           "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "

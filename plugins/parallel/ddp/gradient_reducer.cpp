@@ -19,6 +19,30 @@ void wait_for(c10d::Work& work, const char* what) {
   if (!done) throw std::runtime_error(std::string("ddp: ") + what + " did not complete");
 }
 
+// Appends parameter `index` to the last bucket, or to a new one when the last
+// is full or of another dtype.
+void GradientReducer::add_to_bucket(std::size_t index, std::size_t& bytes, const ReducerOptions& options) {
+  const auto& p = params_[index];
+  const std::size_t cap = buckets_.size() <= 1 ? options.first_cap_bytes : options.cap_bytes;
+  const std::size_t size = static_cast<std::size_t>(p.numel()) * p.element_size();
+  const bool full = !buckets_.empty() && !buckets_.back().params.empty() &&
+                    (bytes + size > cap || params_[buckets_.back().params.front()].scalar_type() != p.scalar_type());
+  if (buckets_.empty() || full) {
+    buckets_.emplace_back();
+    bytes = 0;
+  }
+  place_in_last_bucket(index);
+  bytes += size;
+}
+
+void GradientReducer::place_in_last_bucket(std::size_t index) {
+  auto& b = buckets_.back();
+  bucket_of_[index] = buckets_.size() - 1;
+  position_in_bucket_[index] = b.params.size();
+  b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
+  b.params.push_back(index);
+}
+
 GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
                                  std::vector<torch::Tensor> params, const ReducerOptions& options)
     : group_(std::move(group)), params_(std::move(params)), overlap_(options.overlap),
@@ -26,24 +50,25 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   bucket_of_.resize(params_.size());
   position_in_bucket_.resize(params_.size());
   ready_.assign(params_.size(), false);
+  std::vector<std::size_t> matrices;  // PowerSGD's, in registration order
+  auto compressed = [&](const torch::Tensor& p) {
+    return options.powersgd && p.scalar_type() == torch::kFloat32 && PowerSgd::pays(p.sizes(), *options.powersgd);
+  };
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    if (compressed(params_[k])) matrices.push_back(k);
   std::size_t bytes = 0;
-  for (std::size_t k = params_.size(); k-- > 0;) {
-    const auto& p = params_[k];
-    const std::size_t cap = buckets_.size() <= 1 ? options.first_cap_bytes : options.cap_bytes;
-    const std::size_t size = static_cast<std::size_t>(p.numel()) * p.element_size();
-    const bool full = !buckets_.empty() && !buckets_.back().params.empty() &&
-                      (bytes + size > cap ||
-                       params_[buckets_.back().params.front()].scalar_type() != p.scalar_type());
-    if (buckets_.empty() || full) {
-      buckets_.emplace_back();
-      bytes = 0;
+  for (std::size_t k = params_.size(); k-- > 0;)
+    if (!compressed(params_[k])) add_to_bucket(k, bytes, options);
+  launchable_ = buckets_.size();
+  if (!matrices.empty()) {
+    std::vector<std::vector<std::int64_t>> shapes;
+    buckets_.emplace_back();
+    buckets_.back().deferred = true;
+    for (std::size_t k : matrices) {
+      place_in_last_bucket(k);
+      shapes.push_back(params_[k].sizes().vec());
     }
-    auto& b = buckets_.back();
-    bucket_of_[k] = buckets_.size() - 1;
-    position_in_bucket_[k] = b.params.size();
-    b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
-    b.params.push_back(k);
-    bytes += size;
+    powersgd_ = std::make_unique<PowerSgd>(group_, shapes, *options.powersgd);
   }
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
@@ -96,7 +121,7 @@ void GradientReducer::on_gradient(std::size_t index, const torch::Tensor& grad) 
 }
 
 void GradientReducer::launch_ready_buckets() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
+  while (next_launch_ < launchable_ && buckets_[next_launch_].pending == 0) {
     auto& b = buckets_[next_launch_++];
     // Compression divides by the world size BEFORE the cast to float16, in
     // the bucket's own dtype: one rounding to half instead of two, and every
@@ -119,10 +144,14 @@ void GradientReducer::finish() {
     if (!ready_[k]) fill(k, torch::Tensor());
   launch_ready_buckets();
   torch::NoGradGuard no_grad;
+  for (auto& b : buckets_)
+    if (b.deferred) reduce_deferred(b);
   for (auto& b : buckets_) {
+    if (!b.work) continue;  // reduced by PowerSGD already
     wait_for(*b.work, "gradient all-reduce");
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
   }
+  if (powersgd_) powersgd_->step_done();
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
     auto averaged = slot(k);
@@ -133,6 +162,25 @@ void GradientReducer::finish() {
     }  // else: unused on every rank; like a single process, it keeps no gradient
   }
   reset();
+}
+
+// PowerSGD's bucket, after every other bucket was launched: during the
+// warm-up an all-reduce of its own, then the low-rank reduction.
+void GradientReducer::reduce_deferred(Bucket& b) {
+  if (powersgd_->warming_up()) {
+    b.flat.div_(world_);
+    std::vector<torch::Tensor> tensors{b.flat};
+    b.work = group_->allreduce(tensors);
+    return;
+  }
+  std::vector<torch::Tensor> grads;
+  for (std::size_t index : b.params) grads.push_back(slot(index));
+  powersgd_->reduce(grads);
+}
+
+void GradientReducer::load_compression_state(const std::string& bytes) {
+  if (!powersgd_ || bytes.empty()) return;  // compression changed on resume: start afresh
+  powersgd_->load_state(bytes);
 }
 
 }  // namespace skein_ddp

@@ -13,11 +13,22 @@
 // float64 bucket travels as half precision, half the bytes on the wire, and
 // is cast back to the parameter dtype once reduced. Buckets are formed as
 // without compression (caps count the parameters' own bytes).
+//
+// Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
+// form one last bucket of their own, never launched from a hook; finish()
+// reduces it after the other buckets are launched: uncompressed during the
+// warm-up, then as low-rank factors. The other parameters travel as without
+// compression, overlapped with backward.
 #include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/types.h>
+
+#include "powersgd.hpp"
 
 namespace skein_ddp {
 
@@ -32,6 +43,8 @@ struct ReducerOptions {
   bool overlap = true;
   // true: all-reduce float32/float64 buckets as float16 (see above).
   bool fp16 = false;
+  // Set: compress float32 matrices with PowerSGD (see above).
+  std::optional<PowerSgdOptions> powersgd;
 };
 
 class GradientReducer {
@@ -43,6 +56,9 @@ class GradientReducer {
   void set_enabled(bool enabled) { enabled_ = enabled; }
   void finish();
   std::size_t bucket_count() const { return buckets_.size(); }
+  // PowerSGD's state for checkpoints (empty without PowerSGD).
+  std::string compression_state() const { return powersgd_ ? powersgd_->state() : std::string(); }
+  void load_compression_state(const std::string& bytes);
 
  private:
   struct Bucket {
@@ -51,6 +67,7 @@ class GradientReducer {
     torch::Tensor flat;
     torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
+    bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
     c10::intrusive_ptr<c10d::Work> work;
   };
   void on_gradient(std::size_t index, const torch::Tensor& grad);
@@ -58,6 +75,9 @@ class GradientReducer {
   void launch_ready_buckets();
   torch::Tensor slot(std::size_t index);
   void reset();
+  void add_to_bucket(std::size_t index, std::size_t& bytes, const ReducerOptions& options);
+  void place_in_last_bucket(std::size_t index);
+  void reduce_deferred(Bucket& b);
 
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::vector<torch::Tensor> params_;
@@ -65,6 +85,8 @@ class GradientReducer {
   std::vector<bool> ready_;
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;
+  std::size_t launchable_ = 0;  // buckets launched as they fill (all but a deferred one)
+  std::unique_ptr<PowerSgd> powersgd_;
   bool enabled_ = true;
   bool overlap_ = true;
   double world_;

@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -25,6 +26,22 @@ class SKEIN_EXPORT Parallel {
   virtual void all_reduce_sum(std::vector<double>& values) = 0;
   virtual void all_reduce_max(std::vector<double>& values) = 0;
   virtual void barrier() = 0;
+};
+
+// Optional second base of a parallel wrapper that keeps state across steps
+// which a checkpoint must carry for an exact resume (a gradient compression's
+// error feedback, say). The host finds it with dynamic_cast, so wrappers
+// without state, and plugins built before API 2.1, need nothing.
+// Each rank's state is its own: state() is called on every rank when a
+// checkpoint is written (rank 0 stores them all, by rank), and on resume rank
+// r's bytes come back to rank r through load_state(), after prepare().
+class SKEIN_EXPORT ParallelState {
+ public:
+  virtual ~ParallelState();
+  // This rank's state as bytes (empty: nothing to keep).
+  virtual std::string state() const = 0;
+  // Throws (one line) when `bytes` do not fit this model and configuration.
+  virtual void load_state(const std::string& bytes) = 0;
 };
 
 }  // namespace skein

@@ -13,9 +13,11 @@ inline std::string run_dir() { return "skein/run_dir"; }  // chosen by rank 0 wh
 inline std::string digest(const std::string& run, int rank) {
   return "skein/digest/" + run + "/" + std::to_string(rank);
 }
-// Rank r's generator state for checkpoint `name` of `epoch`, read by rank 0.
-inline std::string checkpoint_rng(const std::string& run, const std::string& name, long epoch, int rank) {
-  return "skein/ckpt/" + run + "/" + name + "/" + std::to_string(epoch) + "/rng/" + std::to_string(rank);
+// Rank r's part of checkpoint `name` of `epoch` ("rng": its generator state,
+// "parallel": the parallel wrapper's state), read by rank 0.
+inline std::string checkpoint_part(const std::string& run, const std::string& name, long epoch,
+                                   const std::string& part, int rank) {
+  return "skein/ckpt/" + run + "/" + name + "/" + std::to_string(epoch) + "/" + part + "/" + std::to_string(rank);
 }
 
 // The launchers of a multi-node run (their own rendezvous store).

@@ -92,11 +92,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void record_loss_metrics(const Batch& batch, const char* phase);
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
-  std::vector<torch::Tensor> gather_rng_states(const std::string& name);
+  // Every rank's `mine`, gathered on rank 0 through the run's store (empty
+  // elsewhere); a collective: every rank calls it for the same part.
+  std::vector<std::string> gather_on_main(const std::string& name, const std::string& part, std::string mine);
   nlohmann::json checkpoint_meta(const nlohmann::json& checksums) const;
   void restore_model(const std::string& file);
   void restore_optimizer(const std::string& file, const std::vector<double>& lrs);
   void restore_rng(const std::string& file);
+  void restore_parallel_state(const std::string& file);
   void restore_callbacks(const CheckpointMeta& meta, const std::string& where);
   void open_splits();
   // The same state under another name (e.g. "best" of the epoch just written):
