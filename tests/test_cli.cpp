@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
                        " --plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so");
   BOOST_TEST(api.exit_code == 2);
   BOOST_TEST(one_error_line(api), api.err);
-  BOOST_TEST(contains(api.err, "got 3.0, host supports 2.1"), api.err);
+  BOOST_TEST(contains(api.err, "got 3.1, host supports 2.1"), api.err);
 
   auto two = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --plugin local --plugin local");
   BOOST_TEST(two.exit_code == 2);

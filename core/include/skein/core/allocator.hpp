@@ -11,6 +11,8 @@
 // kernel that way. Tuned, the freed blocks stay in the heap for the next step.
 #include <string>
 
+#include "skein/export.hpp"
+
 namespace skein::core {
 
 struct AllocatorTuning {
@@ -23,6 +25,6 @@ struct AllocatorTuning {
 // MALLOC_TOP_PAD_, GLIBC_TUNABLES=glibc.malloc...), or malloc is not glibc's
 // (jemalloc or tcmalloc through LD_PRELOAD). Idempotent: the first call
 // decides. Throws ConfigError for an unknown SKEIN_MALLOC.
-const AllocatorTuning& tune_allocator_for_training();
+SKEIN_EXPORT const AllocatorTuning& tune_allocator_for_training();
 
 }  // namespace skein::core

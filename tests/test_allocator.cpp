@@ -1,0 +1,102 @@
+#define BOOST_TEST_MODULE allocator
+#include <boost/test/unit_test.hpp>
+
+#include <malloc.h>
+
+#include <cstdlib>
+
+#include "skein/core/allocator.hpp"
+#include "test_support.hpp"
+
+// glibc's malloc tuned for training (core/src/allocator.cpp): large blocks
+// stay in the heap instead of being mapped and unmapped every step. Under
+// AddressSanitizer malloc is the sanitizer's, and Skein must leave it alone.
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizerMalloc = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitizerMalloc = true;
+#else
+constexpr bool kSanitizerMalloc = false;
+#endif
+#else
+constexpr bool kSanitizerMalloc = false;
+#endif
+
+const std::string kSkein = SKEIN_EXE;
+
+struct Fixture : test::Workspace {
+  // A one-epoch run with `env` before the command; returns its results.json.
+  test::CommandResult train(const std::string& env, std::string& run_dir) {
+    auto cfg = test::synthetic_config();
+    cfg["max_epochs"] = 1;
+    run_dir = dir("run" + std::to_string(runs));
+    return test::run("env " + env + " " + kSkein + " train --config " + write_config(cfg) + " --run-dir " + run_dir);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(allocator, Fixture)
+
+BOOST_AUTO_TEST_CASE(a_freed_large_block_stays_in_the_heap_once_tuned) {
+  if (std::getenv("SKEIN_MALLOC") || std::getenv("MALLOC_MMAP_THRESHOLD_")) {
+    BOOST_TEST_MESSAGE("skipped: the environment sets the allocator");
+    return;
+  }
+  const auto& tuning = skein::core::tune_allocator_for_training();
+  BOOST_TEST(&tuning == &skein::core::tune_allocator_for_training());  // decided once
+  if (kSanitizerMalloc) {
+    BOOST_TEST(!tuning.tuned);
+    BOOST_TEST(test::contains(tuning.summary, "left as it is"), tuning.summary);
+    return;
+  }
+  BOOST_REQUIRE_MESSAGE(tuning.tuned, tuning.summary);
+  // 8 MiB: above glibc's default mmap threshold (128 KiB, and its dynamic
+  // ceiling of 32 MiB is not reached in this fresh process), so untuned it
+  // would be a mapping of its own (counted in hblkhd).
+  const auto mapped_before = mallinfo2().hblkhd;
+  void* block = std::malloc(8u << 20);
+  BOOST_REQUIRE(block);
+  static_cast<volatile char*>(block)[0] = 1;
+  BOOST_TEST(mallinfo2().hblkhd == mapped_before, "an 8 MiB block was mapped with mmap");
+  std::free(block);
+}
+
+BOOST_AUTO_TEST_CASE(skein_train_tunes_by_default_and_says_so) {
+  std::string run;
+  auto r = train("", run);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto results = test::load_json(run + "/results.json");
+  const std::string log = test::read_text(run + "/train.log");
+  BOOST_TEST(results["malloc_tuned"].get<bool>() == !kSanitizerMalloc);
+  BOOST_TEST(test::contains(log, kSanitizerMalloc ? "left as it is" : "malloc: glibc, tuned for training"), log);
+}
+
+BOOST_AUTO_TEST_CASE(the_tuning_is_off_with_skein_malloc_system_or_glibc_variables_set) {
+  for (const std::string env : {"SKEIN_MALLOC=system", "MALLOC_TRIM_THRESHOLD_=1000000",
+                                "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536"}) {
+    std::string run;
+    auto r = train(env, run);
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, env << ": " << r.err);
+    BOOST_TEST(!test::load_json(run + "/results.json")["malloc_tuned"].get<bool>(), env);
+    const std::string log = test::read_text(run + "/train.log");
+    if (!kSanitizerMalloc)
+      BOOST_TEST(test::contains(log, env == "SKEIN_MALLOC=system" ? "glibc defaults (SKEIN_MALLOC=system)"
+                                                                 : "as set by the environment"),
+                 env << ": " << log);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_skein_malloc_is_one_clear_error) {
+  std::string run;
+  auto r = train("SKEIN_MALLOC=fast", run);
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(test::contains(r.err, "SKEIN_MALLOC='fast': must be tuned (the default) or system"), r.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
