@@ -4,6 +4,8 @@
 #   scripts/setup.sh            everything the scripts use (tests, fuzzers, sanitizers)
 #   scripts/setup.sh --example  what scripts/example.sh needs: building and training
 #                               (no Python torch, no clang)
+#   scripts/setup.sh --bench    everything, plus what bench/vs_pytorch.py compares
+#                               against (torchvision, jemalloc, tcmalloc)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -15,13 +17,15 @@ packages=(
   nlohmann-json3-dev zlib1g-dev libstb-dev
   dataset-fashion-mnist
 )
+test_packages=(
+  python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
+  clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
+)
 case "${1:-}" in
-  "") packages+=(
-        python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
-        clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
-      ) ;;
+  "") packages+=("${test_packages[@]}") ;;
   --example) ;;
-  *) echo "usage: scripts/setup.sh [--example]" >&2; exit 2 ;;
+  --bench) packages+=("${test_packages[@]}" python3-torchvision libjemalloc2 libtcmalloc-minimal4) ;;
+  *) echo "usage: scripts/setup.sh [--example | --bench]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

@@ -102,9 +102,11 @@ void PowerSgd::reduce(std::vector<torch::Tensor>& grads) {
   all_reduce_sum(*group_, q_all_, "PowerSGD all-reduce of Q");
   q_all_.div_(static_cast<double>(group_->getSize()));  // P Qᵀ then approximates the average
   for (std::size_t i = 0; i < m.size(); ++i) {
-    error_[i].copy_(m[i]);
-    torch::mm_out(m[i], p_[i], q_[i].t());  // the gradient every rank now shares
-    error_[i].sub_(m[i]);
+    // error = M - P Qᵀ in one BLAS call (this rank's own, so its rounding
+    // need not match other ranks'), then the gradient every rank shares,
+    // computed alike everywhere from the same P and Q.
+    torch::addmm_out(error_[i], m[i], p_[i], q_[i].t(), /*beta=*/1, /*alpha=*/-1);
+    torch::mm_out(m[i], p_[i], q_[i].t());
   }
 }
 

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Skein against plain PyTorch, model family by family, in one interleaved run
+(docs/BENCHMARKS.md, sections 8 and 9).
+
+  python3 bench/vs_pytorch.py [--build build] [--rounds 2] [--epochs 3]
+      [--limit 10000] [--only speed|allocators|ddp] [--out FILE]
+
+Section 8 (speed): each family trained by `skein train` (default settings,
+and with SKEIN_MALLOC=system: glibc's malloc untuned) and by
+bench/pytorch_reference.py (Debian's python3-torch, 1 thread: as is, and
+with glibc's malloc tuned through MALLOC_MMAP_THRESHOLD_ and
+MALLOC_TRIM_THRESHOLD_, "PyTorch at its best"). Seconds per epoch are the
+median of epochs 2+ over the rounds; peak RSS the largest seen.
+
+Section 9 (ddp): Skein `ddp` on 2 processes with compression none, fp16 and
+powersgd against PyTorch DDP (gloo) with no hook, fp16_compress_hook and
+powerSGD_hook at the same rank and warm-up, on the example MLP and the wide
+MLP: samples/s of epochs 2+ and test accuracy.
+
+Allocators: the conv families under Skein's tuned glibc malloc, glibc's
+defaults, jemalloc and tcmalloc (LD_PRELOAD).
+
+Needs python3-torchvision (the image_folder row) and libjemalloc2,
+libtcmalloc-minimal4 (allocators): `scripts/setup.sh --bench` installs them.
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+TUNED_GLIBC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def sh(cmd, env=None, netns=False):
+    if netns:  # ports opened by the command are reachable from nowhere else
+        cmd = ["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""] + cmd
+    full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
+    r = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
+    return r.stdout
+
+
+def skein_run(b, args, tmp, env=None):
+    run = os.path.join(tmp, "run" + str(time.monotonic_ns()))
+    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, env=env, netns=True)
+    with open(os.path.join(run, "history.json")) as f:
+        history = json.load(f)
+    with open(os.path.join(run, "results.json")) as f:
+        results = json.load(f)
+    return history, results
+
+
+def python_run(family, extra, env=None):
+    lines = [json.loads(l) for l in sh([PY, os.path.join(ROOT, "bench/pytorch_reference.py"), family] + extra,
+                                       env=env).splitlines()]
+    return lines[:-1], lines[-1]["peak_rss_mb"]
+
+
+def make_tabular_csv(path, rows=20000, features=32, classes=5):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, features)).astype(np.float32)
+    w = rng.normal(size=(features, classes))
+    y = np.argmax(x @ w + rng.normal(scale=2.0, size=(rows, classes)), axis=1)
+    header = ",".join([f"f{i}" for i in range(features)] + ["label"])
+    np.savetxt(path, np.column_stack([x, y]), delimiter=",", header=header, comments="",
+               fmt=["%.6f"] * features + ["%d"])
+
+
+def families(b, tmp, limit, epochs):
+    """name -> (skein args, pytorch_reference args)"""
+    mlp = os.path.join(ROOT, "examples/fashion_mnist.json")
+    common = ["--set", f"max_epochs={epochs}", "--set", "callbacks=[]", "--set", "valid_split=0.1", "--set", "seed=0"]
+    limited = ["--set", f"data.limit={limit}"]
+    script = os.path.join(tmp, "cnn.pt")
+    sh([PY, os.path.join(ROOT, "examples/torchscript/make_cnn.py"), script])
+    table = os.path.join(tmp, "tabular.csv")
+    make_tabular_csv(table)
+    images = os.path.join(tmp, "png")
+    sh([f"{b}/bin/make_image_folder", "--out", images, "--limit", str(limit)])
+    png = {"plugin": "image_folder", "root": images, "mean": [0.2860], "std": [0.3530]}
+    tab_cfg = os.path.join(tmp, "tabular.json")
+    with open(tab_cfg, "w") as f:
+        json.dump({"model": {"plugin": "mlp", "hidden": [256, 256]},
+                   "data": {"plugin": "csv", "train": table, "target": "label"},
+                   "optimizer": {"plugin": "adam", "lr": 0.001}, "batch_size": 64}, f)
+    py = ["--epochs", str(epochs), "--limit", str(limit)]
+    return {
+        "example MLP 784-256-128-10": (["--config", mlp] + common + limited, ["mlp"] + py),
+        "wide MLP 784-1024-1024-10": (["--config", mlp, "--set", "model.hidden=[1024,1024]"] + common + limited,
+                                      ["wide_mlp"] + py),
+        "bundled cnn [16, 32]": (["--config", os.path.join(ROOT, "examples/fashion_mnist_cnn.json")] + common + limited,
+                                 ["cnn"] + py),
+        "TorchScript CNN with BatchNorm": (["--config", os.path.join(ROOT, "examples/torchscript/fashion_mnist_torchscript.json"),
+                                            "--set", f"model.path={script}"] + common + limited,
+                                           ["torchscript_cnn", "--script", script] + py),
+        "tabular MLP on a csv (20000 x 32)": (["--config", tab_cfg] + common, ["tabular", "--csv", table] + py),
+        f"image_folder ({limit} PNG files), MLP": (["--config", mlp, "--set", "data=" + json.dumps(png)] + common,
+                                                   ["image_folder", "--images", images] + py),
+    }
+
+
+def speed(b, tmp, rounds, epochs, limit):
+    rows = families(b, tmp, limit, epochs)
+    variants = ["skein", "skein_system_malloc", "pytorch", "pytorch_tuned"]
+    secs = {(r, v): [] for r in rows for v in variants}
+    rss = {(r, v): 0.0 for r in rows for v in variants}
+    for _ in range(rounds):  # interleaved
+        for name, (skein_args, py_args) in rows.items():
+            for v in variants:
+                if v.startswith("skein"):
+                    h, res = skein_run(b, skein_args, tmp, env={"SKEIN_MALLOC": "system"} if v != "skein" else None)
+                    durs, peak = [e["dur"] for e in h], res["peak_rss_mb"]
+                else:
+                    epochs_out, peak = python_run(py_args[0], py_args[1:], env=TUNED_GLIBC if v == "pytorch_tuned" else None)
+                    durs = [e["dur"] for e in epochs_out]
+                secs[(name, v)] += durs[1:]
+                rss[(name, v)] = max(rss[(name, v)], peak)
+    out = ["| family | Skein s/epoch | Skein, glibc malloc untuned | PyTorch s/epoch | PyTorch, malloc tuned | "
+           "Skein vs PyTorch at its best | peak RSS MB Skein / PyTorch |", "|---|---|---|---|---|---|---|"]
+    for name in rows:
+        m = {v: statistics.median(secs[(name, v)]) for v in variants}
+        best = min(m["pytorch"], m["pytorch_tuned"])
+        out.append(f"| {name} | {m['skein']:.2f} | {m['skein_system_malloc']:.2f} | {m['pytorch']:.2f} | "
+                   f"{m['pytorch_tuned']:.2f} | {best / m['skein']:.2f}x | "
+                   f"{rss[(name, 'skein')]:.0f} / {rss[(name, 'pytorch_tuned')]:.0f} |")
+    return "\n".join(out)
+
+
+ALLOCATORS = {
+    "glibc, tuned by Skein (default)": None,
+    "glibc defaults (SKEIN_MALLOC=system)": {"SKEIN_MALLOC": "system"},
+    "jemalloc (LD_PRELOAD, libjemalloc2)": {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+    "tcmalloc (LD_PRELOAD, libtcmalloc-minimal4)": {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"},
+}
+
+
+def allocators(b, tmp, rounds, epochs, limit):
+    """The conv families under each allocator: s/epoch (epochs 2+) and peak RSS."""
+    rows = {k: v for k, v in families(b, tmp, limit, epochs).items() if "cnn" in k or "CNN" in k}
+    for path in (v["LD_PRELOAD"] for v in ALLOCATORS.values() if v):
+        if not os.path.exists(path):
+            sys.exit(f"{path} is missing: apt-get install libjemalloc2 libtcmalloc-minimal4")
+    secs = {(r, a): [] for r in rows for a in ALLOCATORS}
+    rss = {(r, a): 0.0 for r in rows for a in ALLOCATORS}
+    for _ in range(rounds):  # interleaved
+        for name, (skein_args, _) in rows.items():
+            for a, env in ALLOCATORS.items():
+                h, res = skein_run(b, skein_args, tmp, env=env)
+                secs[(name, a)] += [e["dur"] for e in h[1:]]
+                rss[(name, a)] = max(rss[(name, a)], res["peak_rss_mb"])
+    out = ["| family | allocator | s/epoch | vs glibc defaults | peak RSS MB |", "|---|---|---|---|---|"]
+    for name in rows:
+        base = statistics.median(secs[(name, "glibc defaults (SKEIN_MALLOC=system)")])
+        for a in ALLOCATORS:
+            m = statistics.median(secs[(name, a)])
+            out.append(f"| {name} | {a} | {m:.2f} | {base / m:.2f}x | {rss[(name, a)]:.0f} |")
+    return "\n".join(out)
+
+
+def ddp(b, tmp, rounds, epochs, rank, warmup):
+    mlp = os.path.join(ROOT, "examples/fashion_mnist_ddp.json")
+    models = {"example MLP": "[256,128]", "wide MLP": "[1024,1024]"}
+    comps = ["none", "fp16", "powersgd"]
+    rate = {(m, c, s): [] for m in models for c in comps for s in ("skein", "pytorch")}
+    acc = {k: [] for k in rate}
+    for _ in range(rounds):
+        for m, hidden in models.items():
+            for c in comps:
+                h, res = skein_run(b, ["--config", mlp, "--nproc-per-node", "2", "--set", f"max_epochs={epochs}",
+                                       "--set", f"model.hidden={hidden}", "--set", "callbacks=[]",
+                                       "--set", f"parallel.compression={c}", "--set", f"parallel.powersgd_rank={rank}",
+                                       "--set", f"parallel.powersgd_warmup_steps={warmup}"], tmp)
+                rate[(m, c, "skein")] += [54000 / e["dur"] for e in h[1:]]
+                acc[(m, c, "skein")].append(100 * res["test_accuracy"])
+                out = sh(["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\"", PY,
+                          os.path.join(ROOT, "bench/pytorch_ddp.py"), "--hidden", hidden, "--epochs", str(epochs),
+                          "--hook", c, "--rank", str(rank), "--warmup", str(warmup)])
+                lines = [json.loads(l) for l in out.splitlines()]
+                rate[(m, c, "pytorch")] += [54000 / e["dur"] for e in lines[1:-1]]
+                acc[(m, c, "pytorch")].append(100 * lines[-1]["test_accuracy"])
+    hook = {"none": "no hook", "fp16": "fp16_compress_hook", "powersgd": "powerSGD_hook"}
+    out = ["| model | compression | Skein samples/s | vs Skein none | Skein test acc % | PyTorch DDP | "
+           "PyTorch samples/s | PyTorch test acc % |", "|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        base = statistics.median(rate[(m, "none", "skein")])
+        for c in comps:
+            s = statistics.median(rate[(m, c, "skein")])
+            p = statistics.median(rate[(m, c, "pytorch")])
+            out.append(f"| {m} | {c} | {s:.0f} | {s / base:.2f} | {statistics.median(acc[(m, c, 'skein')]):.2f} | "
+                       f"{hook[c]} | {p:.0f} | {statistics.median(acc[(m, c, 'pytorch')]):.2f} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--limit", type=int, default=10000)
+    ap.add_argument("--ddp-epochs", type=int, default=3)
+    ap.add_argument("--rank", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--only", choices=["speed", "allocators", "ddp"])
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    text = [f"- date: {time.strftime('%Y-%m-%d %H:%M')}", f"- machine: {os.cpu_count()} cores, {os.uname().machine}, "
+            f"Linux {os.uname().release}", f"- command: `python3 bench/vs_pytorch.py {' '.join(sys.argv[1:])}`".rstrip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.only in (None, "speed"):
+            text += ["", speed(a.build, tmp, a.rounds, a.epochs, a.limit)]
+            print("\n".join(text), flush=True)
+        if a.only in (None, "allocators"):
+            table = allocators(a.build, tmp, a.rounds, a.epochs, a.limit)
+            text += ["", table]
+            print(table, flush=True)
+        if a.only in (None, "ddp"):
+            table = ddp(a.build, tmp, a.rounds, a.ddp_epochs, a.rank, a.warmup)
+            text += ["", table]
+            print(table, flush=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("\n".join(text) + "\n")
+
+
+if __name__ == "__main__":
+    main()
