@@ -59,13 +59,15 @@ Env srun_task(int procid, int localid, int nodeid, int tasks, int nodes, const s
           {"SLURM_NTASKS_PER_NODE", "99"}};  // the job's request, not the step's: ignored
 }
 
-// What mpirun sets for one process.
-Env mpi_process(int rank, int size, int local_rank, int local_size, int node_rank) {
+// What mpirun sets for one process. OMPI_COMM_WORLD_NODE_RANK is its rank
+// among the processes of every job on its node (here, of this job alone),
+// not its node's index.
+Env mpi_process(int rank, int size, int local_rank, int local_size) {
   return {{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
           {"OMPI_COMM_WORLD_SIZE", std::to_string(size)},
           {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(local_rank)},
           {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(local_size)},
-          {"OMPI_COMM_WORLD_NODE_RANK", std::to_string(node_rank)}};
+          {"OMPI_COMM_WORLD_NODE_RANK", std::to_string(local_rank)}};
 }
 
 Env with(Env env, const Env& more) {
@@ -133,16 +135,16 @@ const std::vector<Case>& cases() {
        {{"SLURM_JOB_ID", "77"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NNODES", "2"},
         {"SLURM_JOB_NODELIST", "gpu[01-02]"}},
        {Launcher::none, 0, 1, 0, 1, 0, 1, "", 0, "none (a single process)"}},
-      {"mpirun on one node", mpi_process(1, 2, 1, 2, 0),
+      {"mpirun on one node", mpi_process(1, 2, 1, 2),
        {Launcher::openmpi, 1, 2, 1, 2, 0, 1, "127.0.0.1", 29500, "open mpi (2 processes, master 127.0.0.1:29500)"}},
-      {"mpirun on one node, MASTER_PORT set", with(mpi_process(0, 2, 0, 2, 0), {{"MASTER_PORT", "31337"}}),
+      {"mpirun on one node, MASTER_PORT set", with(mpi_process(0, 2, 0, 2), {{"MASTER_PORT", "31337"}}),
        {Launcher::openmpi, 0, 2, 0, 2, 0, 1, "127.0.0.1", 31337, "open mpi (2 processes, master 127.0.0.1:31337)"}},
       {"mpirun on two nodes, master given",
-       with(mpi_process(5, 8, 1, 4, 1), {{"MASTER_ADDR", "n0"}, {"MASTER_PORT", "1234"}}),
+       with(mpi_process(5, 8, 1, 4), {{"MASTER_ADDR", "n0"}, {"MASTER_PORT", "1234"}}),
        {Launcher::openmpi, 5, 8, 1, 4, 1, 2, "n0", 1234, "open mpi (8 processes on 2 nodes, master n0:1234)"}},
       {"mpirun under Slurm (its daemons are srun tasks): open mpi's",
        with(srun_task(1, 0, 1, 2, 2, "1(x2)", "n[1-2]"),
-            with(mpi_process(3, 4, 1, 2, 1), {{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "2345"}})),
+            with(mpi_process(3, 4, 1, 2), {{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "2345"}})),
        {Launcher::openmpi, 3, 4, 1, 2, 1, 2, "n1", 2345, "open mpi (4 processes on 2 nodes, master n1:2345)"}},
       {"kubeflow PyTorchJob, one process per pod",
        {{"MASTER_ADDR", "job-master-0"}, {"MASTER_PORT", "23456"}, {"WORLD_SIZE", "3"}, {"RANK", "2"},
@@ -190,7 +192,7 @@ const std::vector<BadCase>& bad_cases() {
       {"LOCAL_WORLD_SIZE against srun's tasks on the node",
        with(srun_task(1, 1, 0, 4, 2, "2(x2)", "n[1-2]"), {{"LOCAL_WORLD_SIZE", "4"}}),
        {"disagree", "LOCAL_WORLD_SIZE=4", "SLURM_STEP_TASKS_PER_NODE='2(x2)'"}},
-      {"RANK against OMPI_COMM_WORLD_RANK", with(mpi_process(1, 2, 1, 2, 0), {{"RANK", "0"}}),
+      {"RANK against OMPI_COMM_WORLD_RANK", with(mpi_process(1, 2, 1, 2), {{"RANK", "0"}}),
        {"disagree", "RANK=0", "OMPI_COMM_WORLD_RANK=1"}},
       {"tasks per node against the task count", srun_task(0, 0, 0, 5, 2, "2(x2)", "n[1-2]"),
        {"disagree", "SLURM_STEP_TASKS_PER_NODE='2(x2)' counts 4 tasks", "SLURM_STEP_NUM_TASKS=5"}},
@@ -218,10 +220,10 @@ const std::vector<BadCase>& bad_cases() {
          return e;
        }(),
        {"SLURM_STEP_NODELIST", "set MASTER_ADDR"}},
-      {"mpirun on two nodes without a master", mpi_process(5, 8, 1, 4, 1), {"set MASTER_ADDR and MASTER_PORT"}},
-      {"mpirun on two nodes without a port", with(mpi_process(5, 8, 1, 4, 1), {{"MASTER_ADDR", "n0"}}),
+      {"mpirun on two nodes without a master", mpi_process(5, 8, 1, 4), {"set MASTER_ADDR and MASTER_PORT"}},
+      {"mpirun on two nodes without a port", with(mpi_process(5, 8, 1, 4), {{"MASTER_ADDR", "n0"}}),
        {"set MASTER_ADDR and MASTER_PORT"}},
-      {"OMPI size not a number", with(mpi_process(0, 2, 0, 2, 0), {{"OMPI_COMM_WORLD_SIZE", "two"}}),
+      {"OMPI size not a number", with(mpi_process(0, 2, 0, 2), {{"OMPI_COMM_WORLD_SIZE", "two"}}),
        {"OMPI_COMM_WORLD_SIZE='two' is not an integer"}},
       {"kubeflow elastic range", {{"PET_NNODES", "1:4"}, {"PET_NODE_RANK", "0"}}, {"PET_NNODES='1:4' is not an integer"}},
       {"kubeflow WORLD_SIZE against pods x processes",

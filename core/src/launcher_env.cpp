@@ -47,7 +47,7 @@ constexpr Row kLaunchers[] = {
       {"OMPI_COMM_WORLD_SIZE"},
       {"OMPI_COMM_WORLD_LOCAL_RANK"},
       {"OMPI_COMM_WORLD_LOCAL_SIZE"},
-      {"OMPI_COMM_WORLD_NODE_RANK"},
+      {},    // not OMPI_COMM_WORLD_NODE_RANK: that is the rank on the node across all jobs
       {},
       {},    // MASTER_ADDR, else 127.0.0.1 on one node
       {}}},  // MASTER_PORT, else 29500 on one node
