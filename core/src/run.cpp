@@ -137,7 +137,8 @@ std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const R
 
 // Every plugin exists and accepted its options: the run directory becomes
 // this run's (the previous run's outputs go only now), and its log starts.
-void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfig& config, RunLog& log) {
+void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfig& config,
+                  const LauncherEnv& launcher, RunLog& log) {
   const bool resuming = !request.resume_dir.empty();
   if (resuming) {
     dir.continue_run();
@@ -145,7 +146,8 @@ void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfi
     dir.start_new_run();
     write_file_atomic(dir.path() + "/config.json", config.resolved.dump(2) + "\n");
   }
-  append_config_history(dir.path(), resuming ? "resume" : "start", request.sources, config.resolved);
+  append_config_history(dir.path(), resuming ? "resume" : "start", request.sources, config.resolved,
+                        launcher.label);
   log.attach(dir.path() + "/train.log", resuming);
   set_crash_log(dir.path() + "/train.log");
 }
@@ -216,13 +218,15 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
 
 TrainOutcome run_training(const TrainRequest& request) {
   const AllocatorTuning& malloc_tuning = tune_allocator_for_training();  // before the data's first allocation
-  RunInfo run = read_run_env();
+  const LauncherEnv launcher = read_launcher_env(process_env());
+  RunInfo run = read_run_env(launcher);
   install_crash_handler(run.rank);
   RunStore store = open_run_store(run);
   // The log buffers until the run directory is known: warnings from here on
   // reach train.log too.
   RunLog run_log(run.is_main());
   run_log.note(malloc_tuning.summary + "\n");
+  run_log.note("launched by: " + launcher.label + "\n");
   std::ostream& log = run_log.stream();
   WarningLogScope warnings_to_log(run_log);
   PluginRegistry registry;
@@ -238,7 +242,7 @@ TrainOutcome run_training(const TrainRequest& request) {
   std::unique_ptr<Trainer> trainer;
   try {
     start_trainer(request, config, registry, run, store, log, trainer);
-    if (dir) open_run_dir(*dir, request, config, run_log);
+    if (dir) open_run_dir(*dir, request, config, launcher, run_log);
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";

@@ -122,12 +122,13 @@ void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& a
   }
 }
 
-void append_config_history(const std::string& dir, const std::string& event,
-                           const ConfigSources& command_line, const nlohmann::json& config) {
-  const nlohmann::json line = {{"event", event},
-                               {"time", now_iso()},
-                               {"command_line", {{"plugins", command_line.plugins}, {"sets", command_line.sets}}},
-                               {"config", config}};
+void append_config_history(const std::string& dir, const std::string& event, const ConfigSources& command_line,
+                           const nlohmann::json& config, const std::string& launched_by) {
+  nlohmann::json line = {{"event", event},
+                         {"time", now_iso()},
+                         {"command_line", {{"plugins", command_line.plugins}, {"sets", command_line.sets}}},
+                         {"config", config}};
+  if (!launched_by.empty()) line["launched_by"] = launched_by;
   std::ofstream out(dir + "/" + kHistoryFile, std::ios::app);
   out << line.dump() << "\n";
   out.flush();

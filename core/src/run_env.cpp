@@ -49,7 +49,7 @@ std::string random_run_id() {
   return s.str();
 }
 
-RunInfo read_run_env() {
+RunInfo read_run_env(const LauncherEnv& launcher) {
   RunInfo run;
   if (const char* t = env_value(env::kTimeout)) {
     char* end = nullptr;
@@ -58,20 +58,21 @@ RunInfo read_run_env() {
       throw ConfigError(std::string("environment variable ") + env::kTimeout + "='" + t +
                         "' must be a positive number of seconds");
   }
-  if (!env_value(env::kWorldSize)) {
-    if (env_value(env::kRank)) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not");
-    return run;
+  if (launcher.pod_processes > 0) {
+    const std::string n = std::to_string(launcher.pod_processes);
+    throw ConfigError("environment variable PET_NPROC_PER_NODE=" + n + ": this pod must start " + n +
+                      " workers: run skein train --nproc-per-node " + n +
+                      " --nnodes $PET_NNODES --node-rank $PET_NODE_RANK --master-addr $MASTER_ADDR"
+                      " --master-port $MASTER_PORT");
   }
-  run.world_size = static_cast<int>(env_int(env::kWorldSize, 1, 1, 1 << 20));
-  if (!env_value(env::kRank)) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not");
-  run.rank = static_cast<int>(env_int(env::kRank, 0, 0, run.world_size - 1));
-  run.local_world_size =
-      static_cast<int>(env_int(env::kLocalWorldSize, run.world_size, 1, run.world_size));
-  run.local_rank = static_cast<int>(env_int(env::kLocalRank, run.rank % run.local_world_size, 0,
-                                            run.local_world_size - 1));
+  if (launcher.launcher == Launcher::none) return run;
+  run.world_size = launcher.world_size;
+  run.rank = launcher.rank;
+  run.local_world_size = launcher.local_world_size;
+  run.local_rank = launcher.local_rank;
   run.multi_node = run.local_world_size < run.world_size;
-  if (const char* addr = env_value(env::kMasterAddr)) run.master_addr = addr;
-  run.master_port = static_cast<int>(env_int(env::kMasterPort, 0, 0, 65535));
+  run.master_addr = launcher.master_addr;
+  run.master_port = launcher.master_port;
   if (run.world_size > 1 && !env_value(env::kStoreFile) && (run.master_addr.empty() || run.master_port == 0))
     throw ConfigError("WORLD_SIZE=" + std::to_string(run.world_size) +
                       " needs MASTER_ADDR and MASTER_PORT (or start the run with skein train "
@@ -79,6 +80,8 @@ RunInfo read_run_env() {
   if (const char* id = env_value(env::kRunId)) run.run_id = id;
   return run;
 }
+
+RunInfo read_run_env() { return read_run_env(read_launcher_env(process_env())); }
 
 RunStore open_run_store(RunInfo& run) {
   RunStore rs;

@@ -30,8 +30,10 @@ SKEIN_EXPORT void use_recorded_plugins(const nlohmann::json& config, PluginRegis
 // After resolving: warns about plugins whose version differs from the record.
 SKEIN_EXPORT void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after);
 
-// Appends the config now in force to <dir>/config_history.jsonl.
+// Appends the config now in force to <dir>/config_history.jsonl, with the
+// launcher that started this start or resume (launcher_env.hpp's label).
 SKEIN_EXPORT void append_config_history(const std::string& dir, const std::string& event,
-                                        const ConfigSources& command_line, const nlohmann::json& config);
+                                        const ConfigSources& command_line, const nlohmann::json& config,
+                                        const std::string& launched_by = "");
 
 }  // namespace skein::core

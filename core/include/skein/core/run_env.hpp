@@ -1,6 +1,7 @@
 #pragma once
-// Where this process stands in a run: torchrun's environment variables, and
-// the run's store.
+// Where this process stands in a run: its launcher's environment variables,
+// and the run's store.
+#include "skein/core/launcher_env.hpp"
 #include "skein/export.hpp"
 #include "skein/run_info.hpp"
 #include "skein/run_store.hpp"
@@ -9,9 +10,13 @@ namespace skein::core {
 
 // The variables' names: skein/env_vars.hpp.
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT (a single process when WORLD_SIZE is unset). Bad values are
-// ConfigErrors naming the variable.
+// This process's place in the run, from its launcher's variables
+// (launcher_env.hpp: torchrun's RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, or Slurm's, Open MPI's,
+// Kubeflow's; a single process without any), and skein's SKEIN_TIMEOUT_S and
+// SKEIN_RUN_ID. Bad values are ConfigErrors naming the variable.
+SKEIN_EXPORT RunInfo read_run_env(const LauncherEnv& launcher);
+// The same, from this process's environment.
 SKEIN_EXPORT RunInfo read_run_env();
 SKEIN_EXPORT bool launched_by_skein();
 
