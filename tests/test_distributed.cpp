@@ -2,6 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 
 #include <torch/torch.h>
 
@@ -52,6 +54,50 @@ struct Fixture {
     const std::string cmd = kSkein + " train --config " + cfg_path + " --run-dir " + dir + kProbe +
                             args;
     return test::run(test::in_private_network(cmd), 240);
+  }
+
+  // The config of a run whose workers another launcher starts (history
+  // merged through rank 0's TCPStore), written to <name>.json.
+  std::string external_config(const std::string& name) {
+    auto cfg = base_config();
+    cfg["history"]["plugin"] = "tcpstore";
+    const std::string path = tmp.str(name + ".json");
+    test::write_text(path, cfg.dump());
+    return path;
+  }
+
+  // `skein train` arguments of such a run, into run directory <name>.
+  std::string external_train_args(const std::string& name) {
+    return " train --config " + external_config(name) + " --run-dir " + tmp.str(name) + kProbe +
+           " --plugin probe_callback:dump=true";
+  }
+
+  // Starts two workers by hand, as another launcher would, each with the
+  // variables env_of(rank) (a private network namespace when available);
+  // their output goes to <name>0.log and <name>1.log.
+  test::CommandResult run_two_workers(const std::string& name, const std::function<std::string(int)>& env_of) {
+    const std::string args = external_train_args(name);
+    std::string script;
+    for (int rank : {0, 1})
+      script += "env " + env_of(rank) + " SKEIN_TIMEOUT_S=60 " + kSkein + args + " > " +
+                tmp.str(name + std::to_string(rank)) + ".log 2>&1 & ";
+    script += "wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
+    return test::run(test::in_private_network(script), 240);
+  }
+
+  // Rank 0 found every rank's history the same, and so they are.
+  void expect_ranks_agree(const std::string& dir) {
+    BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+    BOOST_TEST(test::read_text(dir + "/probe_history_rank0.json") ==
+               test::read_text(dir + "/probe_history_rank1.json"));
+  }
+
+  // The launcher rank 0 wrote into train.log and config_history.jsonl.
+  void expect_launched_by(const std::string& dir, const std::string& label) {
+    const std::string log = test::read_text(dir + "/train.log");
+    BOOST_TEST(contains(log, "launched by: " + label), log);
+    const auto start = nlohmann::json::parse(test::read_text(dir + "/config_history.jsonl"));
+    BOOST_TEST(contains(start.value("launched_by", ""), label), start.dump());
   }
 };
 
@@ -405,26 +451,51 @@ BOOST_AUTO_TEST_CASE(a_failing_worker_stops_the_run_with_a_summary) {
 }
 
 BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {
-  auto cfg = base_config();
-  cfg["history"]["plugin"] = "tcpstore";
-  const std::string cfg_path = tmp.str("ext.json");
-  test::write_text(cfg_path, cfg.dump());
-  const std::string dir = tmp.str("ext");
   const int port = test::free_port();
-  std::string script;
-  for (int rank : {0, 1}) {
-    script += "env WORLD_SIZE=2 RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
-              " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " SKEIN_TIMEOUT_S=60 " +
-              kSkein + " train --config " + cfg_path + " --run-dir " + dir + kProbe +
-              " --plugin probe_callback:dump=true > " + tmp.str("ext" + std::to_string(rank)) +
-              ".log 2>&1 & ";
-  }
-  script += "wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
-  auto r = test::run(test::in_private_network(script), 240);
+  auto r = run_two_workers("ext", [&](int rank) {
+    return "WORLD_SIZE=2 RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
+           " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
+  });
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(tmp.str("ext1.log")));
-  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
-  BOOST_TEST(test::read_text(dir + "/probe_history_rank0.json") ==
-             test::read_text(dir + "/probe_history_rank1.json"));
+  expect_ranks_agree(tmp.str("ext"));
+  expect_launched_by(tmp.str("ext"), "RANK and WORLD_SIZE, no launcher named (2 processes)");
+}
+
+// Two tasks on one node as srun starts them: Slurm's variables alone, no
+// RANK or WORLD_SIZE. The master is the node list's first host; the port is
+// the job's (15000 + 4242), free inside a private network.
+BOOST_AUTO_TEST_CASE(tasks_started_by_srun_run_as_one) {
+  // On the host's loopback (no private network here) the job's port may be taken: then MASTER_PORT.
+  const bool isolated = test::private_network_available();
+  const std::string port = isolated ? "19242" : std::to_string(test::free_port());
+  auto r = run_two_workers("srun", [&](int task) {
+    const std::string t = std::to_string(task);
+    return "SLURM_JOB_ID=4242 SLURM_JOBID=4242 SLURM_STEP_ID=0 SLURM_PROCID=" + t + " SLURM_LOCALID=" + t +
+           " SLURM_NODEID=0 SLURM_NTASKS=2 SLURM_NNODES=1 SLURM_STEP_NUM_TASKS=2 SLURM_STEP_NUM_NODES=1"
+           " SLURM_STEP_TASKS_PER_NODE=2 SLURM_TASKS_PER_NODE=2 SLURM_STEP_NODELIST=localhost"
+           " SLURM_JOB_NODELIST=localhost" + (isolated ? "" : " MASTER_PORT=" + port);
+  });
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0,
+                        test::read_text(tmp.str("srun0.log")) + test::read_text(tmp.str("srun1.log")));
+  expect_ranks_agree(tmp.str("srun"));
+  expect_launched_by(tmp.str("srun"), "slurm (job 4242, 2 tasks on 1 node, master localhost:" + port + ")");
+}
+
+// Open MPI's mpirun on one node: MASTER_ADDR defaults to 127.0.0.1.
+BOOST_AUTO_TEST_CASE(processes_started_by_mpirun_run_as_one) {
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {
+    BOOST_WARN_MESSAGE(false, "mpirun test skipped: no mpirun here (scripts/setup.sh installs openmpi-bin)");
+    return;
+  }
+  const std::string port = std::to_string(test::free_port());
+  const std::string log = tmp.str("mpirun.log");
+  auto r = test::run(test::in_private_network("mpirun --allow-run-as-root --oversubscribe -np 2 -x MASTER_PORT=" +
+                                              port + " -x SKEIN_TIMEOUT_S=60 " + kSkein +
+                                              external_train_args("mpi") + " > " + log + " 2>&1"),
+                     240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(log));
+  expect_ranks_agree(tmp.str("mpi"));
+  expect_launched_by(tmp.str("mpi"), "open mpi (2 processes, master 127.0.0.1:" + port + ")");
 }
 
 // Two "machines": network namespaces joined by a veth pair, made inside a
