@@ -24,6 +24,10 @@ constexpr const char* kTimeout = "SKEIN_TIMEOUT_S";       // collective and stor
 constexpr const char* kLaunched = "SKEIN_LAUNCHED";       // "1": the launcher compares history digests
 constexpr const char* kErrorFile = "SKEIN_ERROR_FILE";    // where a failing worker reports
 
+// Cluster launchers' (Slurm's srun, Open MPI's mpirun, Kubeflow's
+// PyTorchJob): read only through core/src/launcher_env.cpp, whose table
+// names them; docs/clusters.md lists them.
+
 // Set by users.
 constexpr const char* kPluginPath = "SKEIN_PLUGIN_PATH";  // more plugin directories, ':'-separated
 constexpr const char* kDebugPlugins = "SKEIN_DEBUG_PLUGINS";  // "1": explain plugin discovery on stderr
