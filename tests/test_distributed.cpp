@@ -461,6 +461,27 @@ BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {
   expect_launched_by(tmp.str("ext"), "RANK and WORLD_SIZE, no launcher named (2 processes)");
 }
 
+// torchrun's default, the static rendezvous: its agent already serves the
+// store at MASTER_ADDR:MASTER_PORT, so rank 0 connects to it instead of serving.
+BOOST_AUTO_TEST_CASE(workers_started_by_torchrun_run_as_one) {
+  const std::string python = SKEIN_TEST_PYTHON;
+  if (std::system((python + " -c 'import torch.distributed.run' > /dev/null 2>&1").c_str()) != 0) {
+    BOOST_WARN_MESSAGE(false, "torchrun test skipped: no torch for " + python + " (python3-torch)");
+    return;
+  }
+  const std::string log = tmp.str("torchrun.log");
+  // -r 2 -t 2: torch 1.13's torchrun on Python 3.11 needs them.
+  auto r = test::run(test::in_private_network("SKEIN_TIMEOUT_S=60 " + python +
+                                              " -m torch.distributed.run --nproc_per_node 2 -r 2 -t 2"
+                                              " --master_port " + std::to_string(test::free_port()) +
+                                              " --no_python " + kSkein + external_train_args("torchrun") +
+                                              " > " + log + " 2>&1"),
+                     240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(log));
+  expect_ranks_agree(tmp.str("torchrun"));
+  expect_launched_by(tmp.str("torchrun"), "torchrun (static rendezvous, restart 0)");
+}
+
 // Two tasks on one node as srun starts them: Slurm's variables alone, no
 // RANK or WORLD_SIZE. The master is the node list's first host; the port is
 // the job's (15000 + 4242), free inside a private network.

@@ -261,13 +261,19 @@ BOOST_AUTO_TEST_CASE(each_launcher_maps_to_ranks_and_a_master) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(who_serves_the_store) {
+BOOST_AUTO_TEST_CASE(who_serves_the_store_and_names_the_run) {
   BOOST_TEST(!skein::core::read_launcher_env(kSkeinWorker).agent_store);
   BOOST_TEST(skein::core::read_launcher_env(with(kSkeinWorker, {{"SKEIN_AGENT_STORE", "1"}})).agent_store);
   BOOST_TEST(skein::core::read_launcher_env(kTorchrunWorker).agent_store);
   BOOST_TEST(!skein::core::read_launcher_env(with(kTorchrunWorker, {{"TORCHELASTIC_USE_AGENT_STORE", "False"}}))
                   .agent_store);
   BOOST_TEST(!skein::core::read_launcher_env(srun_task(0, 0, 0, 2, 1, "2", "n1")).agent_store);
+
+  BOOST_TEST(skein::core::read_launcher_env(with(kSkeinWorker, {{"SKEIN_RUN_ID", "ab12"}})).run_id == "ab12");
+  BOOST_TEST(skein::core::read_launcher_env(kSkeinWorker).run_id == "");
+  // torchrun's store outlives a restart: the restart count keeps attempts apart.
+  BOOST_TEST(skein::core::read_launcher_env(kTorchrunWorker).run_id == "none-0");
+  BOOST_TEST(skein::core::read_launcher_env(srun_task(0, 0, 0, 2, 1, "2", "n1")).run_id == "");
 }
 
 // With nprocPerNode > 1, a pod's process is no worker: it stands for the

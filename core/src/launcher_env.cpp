@@ -300,10 +300,17 @@ std::string label(const Row& row, const Reader& env, const LauncherEnv& e) {
   return "none (a single process)";
 }
 
+std::string run_id(Launcher launcher, const Reader& env) {
+  if (auto id = env.get(env::kRunId)) return *id;
+  if (launcher != Launcher::torchrun) return "";
+  // A restart keeps torchrun's store (static rendezvous): the count keeps attempts apart.
+  if (auto id = env.get("TORCHELASTIC_RUN_ID")) return *id + "-" + env.get(env::kRestartCount).value_or("0");
+  return "";
+}
+
 bool agent_store(Launcher launcher, const Reader& env) {
-  if (launcher == Launcher::skein) return env.get(env::kAgentStore).value_or("") == "1";
-  if (launcher == Launcher::torchrun) return env.get("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
-  return false;
+  if (env.get(env::kAgentStore).value_or("") == "1") return true;  // skein train's, on several nodes
+  return launcher == Launcher::torchrun && env.get("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
 }
 
 }  // namespace
@@ -355,6 +362,7 @@ LauncherEnv read_launcher_env(const EnvLookup& lookup) {
   e.master_addr = f.master_addr;
   e.master_port = static_cast<int>(*f.master_port.value);
   e.agent_store = agent_store(row->launcher, env);
+  e.run_id = run_id(row->launcher, env);
   if (row->launcher == Launcher::kubeflow && e.local_world_size > 1) e.pod_processes = e.local_world_size;
   e.label = label(*row, env, e);
   return e;

@@ -221,7 +221,7 @@ TrainOutcome run_training(const TrainRequest& request) {
   const LauncherEnv launcher = read_launcher_env(process_env());
   RunInfo run = read_run_env(launcher);
   install_crash_handler(run.rank);
-  RunStore store = open_run_store(run);
+  RunStore store = open_run_store(run, launcher);
   // The log buffers until the run directory is known: warnings from here on
   // reach train.log too.
   RunLog run_log(run.is_main());

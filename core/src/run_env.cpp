@@ -77,13 +77,13 @@ RunInfo read_run_env(const LauncherEnv& launcher) {
     throw ConfigError("WORLD_SIZE=" + std::to_string(run.world_size) +
                       " needs MASTER_ADDR and MASTER_PORT (or start the run with skein train "
                       "--nproc-per-node)");
-  if (const char* id = env_value(env::kRunId)) run.run_id = id;
+  run.run_id = launcher.run_id;
   return run;
 }
 
 RunInfo read_run_env() { return read_run_env(read_launcher_env(process_env())); }
 
-RunStore open_run_store(RunInfo& run) {
+RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
   RunStore rs;
   const auto timeout = to_millis(run.timeout_s);
   try {
@@ -92,8 +92,7 @@ RunStore open_run_store(RunInfo& run) {
       rs.kind = RunStore::Kind::file;
       rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
     } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
-      const char* agent = env_value(env::kAgentStore);
-      const bool serve = run.rank == 0 && !(agent && std::string(agent) == "1");
+      const bool serve = run.rank == 0 && !launcher.agent_store;
       rs.kind = RunStore::Kind::tcp;
       rs.store = c10::make_intrusive<c10d::TCPStore>(
           run.master_addr, tcp_store_options(run.master_port, serve, run.world_size, run.timeout_s));
@@ -117,5 +116,7 @@ RunStore open_run_store(RunInfo& run) {
   }
   return rs;
 }
+
+RunStore open_run_store(RunInfo& run) { return open_run_store(run, read_launcher_env(process_env())); }
 
 }  // namespace skein::core

@@ -34,6 +34,10 @@ struct LauncherEnv {
   // The launcher already serves the run's TCPStore (skein train on several
   // nodes, torchrun's static rendezvous): rank 0 connects instead of serving.
   bool agent_store = false;
+  // The launcher's id of this attempt of the run, the same on every rank:
+  // SKEIN_RUN_ID, or torchrun's TORCHELASTIC_RUN_ID and restart count. Empty:
+  // rank 0 draws one.
+  std::string run_id;
   // Kubeflow with PET_NPROC_PER_NODE > 1: this process stands for its pod,
   // which must start that many workers (skein train --nproc-per-node); 0 when
   // this process is a worker itself.

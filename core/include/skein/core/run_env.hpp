@@ -14,7 +14,7 @@ namespace skein::core {
 // (launcher_env.hpp: torchrun's RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, or Slurm's, Open MPI's,
 // Kubeflow's; a single process without any), and skein's SKEIN_TIMEOUT_S and
-// SKEIN_RUN_ID. Bad values are ConfigErrors naming the variable.
+// the launcher's run id. Bad values are ConfigErrors naming the variable.
 SKEIN_EXPORT RunInfo read_run_env(const LauncherEnv& launcher);
 // The same, from this process's environment.
 SKEIN_EXPORT RunInfo read_run_env();
@@ -22,8 +22,11 @@ SKEIN_EXPORT bool launched_by_skein();
 
 // Opens the run's store: a FileStore when SKEIN_STORE_FILE is set, else a
 // TCPStore at MASTER_ADDR:MASTER_PORT (served by rank 0, or by the launcher
-// when SKEIN_AGENT_STORE=1), else none (a single process). Fills run.run_id,
-// agreed through the store when the environment does not give one.
+// when it says it serves it: launcher.agent_store), else none (a single
+// process). Fills run.run_id, agreed through the store when the launcher
+// does not give one.
+SKEIN_EXPORT RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher);
+// The same, with this process's launcher.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
 
 // A random 16-hex-digit id.
