@@ -502,6 +502,33 @@ BOOST_AUTO_TEST_CASE(tasks_started_by_srun_run_as_one) {
   expect_launched_by(tmp.str("srun"), "slurm (job 4242, 2 tasks on 1 node, master localhost:" + port + ")");
 }
 
+// Two Kubeflow pods (PyTorchJob, nprocPerNode 2) on loopback: a worker
+// started directly in a pod is told to start the pod's workers instead, and
+// `skein train --nproc-per-node 2` in each pod takes its node's place (nodes,
+// node rank, master) from the pod's variables.
+BOOST_AUTO_TEST_CASE(kubeflow_pods_start_their_workers_with_skein_train) {
+  const std::string port = std::to_string(test::free_port());
+  auto pod = [&](int index) {
+    const std::string i = std::to_string(index);
+    return "env MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=4 RANK=" + i +
+           " PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=" + i + " PET_MASTER_ADDR=127.0.0.1 PET_MASTER_PORT=" +
+           port + " " + kSkein;
+  };
+  test::expect_one_error(test::run(pod(0) + external_train_args("pod_alone")), 2,
+                         {"PET_NPROC_PER_NODE=2", "skein train --nproc-per-node 2"});
+
+  const std::string args =
+      external_train_args("pods") + " --nproc-per-node 2 --timeout 60 --plugin ddp:gloo_host=127.0.0.1";
+  const std::string script = pod(0) + args + " > " + tmp.str("pod0.log") + " 2>&1 & " + pod(1) + args + " > " +
+                             tmp.str("pod1.log") + " 2>&1 & wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
+  auto r = test::run(test::in_private_network(script), 240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0,
+                        test::read_text(tmp.str("pod0.log")) + test::read_text(tmp.str("pod1.log")));
+  expect_ranks_agree(tmp.str("pods"));
+  BOOST_TEST(load_json(tmp.str("pods") + "/run.json")["nnodes"].get<int>() == 2);
+  expect_launched_by(tmp.str("pods"), "skein train (4 processes on 2 nodes, restart 0)");
+}
+
 // Open MPI's mpirun on one node: MASTER_ADDR defaults to 127.0.0.1.
 BOOST_AUTO_TEST_CASE(processes_started_by_mpirun_run_as_one) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {

@@ -62,8 +62,7 @@ RunInfo read_run_env(const LauncherEnv& launcher) {
     const std::string n = std::to_string(launcher.pod_processes);
     throw ConfigError("environment variable PET_NPROC_PER_NODE=" + n + ": this pod must start " + n +
                       " workers: run skein train --nproc-per-node " + n +
-                      " --nnodes $PET_NNODES --node-rank $PET_NODE_RANK --master-addr $MASTER_ADDR"
-                      " --master-port $MASTER_PORT");
+                      " in it (the pod's PET_NNODES, PET_NODE_RANK, MASTER_ADDR and MASTER_PORT give the rest)");
   }
   if (launcher.launcher == Launcher::none) return run;
   run.world_size = launcher.world_size;
