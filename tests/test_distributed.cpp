@@ -502,6 +502,17 @@ BOOST_AUTO_TEST_CASE(tasks_started_by_srun_run_as_one) {
   expect_launched_by(tmp.str("srun"), "slurm (job 4242, 2 tasks on 1 node, master localhost:" + port + ")");
 }
 
+// A variable that disagrees with the launcher's, or a malformed one, stops
+// the worker at once with one line naming it, and leaves no run directory.
+BOOST_AUTO_TEST_CASE(launcher_variables_that_disagree_are_one_error_line) {
+  const std::string srun = "env SLURM_JOB_ID=7 SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=2 SLURM_STEP_NODELIST=";
+  test::expect_one_error(test::run(srun + "n1 WORLD_SIZE=4 " + kSkein + external_train_args("disagree")), 2,
+                         {"environment variables disagree: WORLD_SIZE=4 but SLURM_STEP_NUM_TASKS=2"});
+  test::expect_one_error(test::run(srun + "'gpu[3-1]' " + kSkein + external_train_args("disagree")), 2,
+                         {"SLURM_STEP_NODELIST='gpu[3-1]' is not a Slurm host list"});
+  BOOST_TEST(!boost::filesystem::exists(tmp.str("disagree")));
+}
+
 // Two Kubeflow pods (PyTorchJob, nprocPerNode 2) on loopback: a worker
 // started directly in a pod is told to start the pod's workers instead, and
 // `skein train --nproc-per-node 2` in each pod takes its node's place (nodes,
