@@ -38,6 +38,8 @@ constexpr Names kTorchrun = {{env::kRank},       {env::kWorldSize}, {env::kLocal
 // process started under nested launchers sees the outer one's variables too
 // (skein train or torchrun inside an srun task, mpirun's processes under
 // Slurm). torchrun's variables, set explicitly, win over a cluster's row.
+// Each row: launcher, marker, then the variables of rank, world size, local
+// rank, local world size, node rank, nodes, master address, master port.
 constexpr Row kLaunchers[] = {
     {Launcher::skein, env::kLaunched, kTorchrun},
     {Launcher::torchrun, "TORCHELASTIC_RUN_ID", kTorchrun},
@@ -78,7 +80,7 @@ constexpr Row kLaunchers[] = {
     {Launcher::torchrun, env::kWorldSize, kTorchrun},
 };
 
-constexpr const char* kDefaultPort = "29500";  // torchrun's default MASTER_PORT
+constexpr long kDefaultPort = 29500;  // torchrun's default MASTER_PORT
 
 // A number and where it came from: a variable's name, or the rule that derived it.
 struct Field {
@@ -266,7 +268,7 @@ void openmpi_master(Fields& f) {
                       ") and names no master: set MASTER_ADDR and MASTER_PORT "
                       "(mpirun -x MASTER_ADDR=<rank 0's host> -x MASTER_PORT=<port>)");
   if (f.master_addr.empty()) f.master_addr = "127.0.0.1";
-  if (*f.master_port.value == 0) f.master_port = derived(std::stol(kDefaultPort), "a default");
+  if (*f.master_port.value == 0) f.master_port = derived(kDefaultPort, "torchrun's default port");
 }
 
 // "1 task", "2 tasks", "2 processes".
