@@ -33,16 +33,19 @@ bool finish(po::variables_map& vm, const char* usage, const po::options_descript
   return true;
 }
 
-// In a Kubeflow pod, `skein train --nproc-per-node N` starts that pod's
-// workers: the node's place in the run (PET_NNODES, PET_NODE_RANK,
-// MASTER_ADDR, MASTER_PORT) comes from the pod unless the command line says.
-void take_node_from_pod(const po::variables_map& vm, LaunchOptions& o) {
-  const core::LauncherEnv pod = core::read_launcher_env(core::process_env());
-  if (pod.launcher != core::Launcher::kubeflow) return;
-  if (!vm.count("nnodes")) o.nnodes = pod.nnodes;
-  if (!vm.count("node-rank")) o.node_rank = pod.node_rank;
-  if (!vm.count("master-addr") && !pod.master_addr.empty()) o.master_addr = pod.master_addr;
-  if (!vm.count("master-port") && pod.master_port != 0) o.master_port = pod.master_port;
+// In a Kubeflow pod, or an srun task alone on its node, `skein train
+// --nproc-per-node N` starts that node's workers: the node's place in the run
+// (nodes, node rank, master) comes from the cluster's variables unless the
+// command line says.
+void take_node_from_cluster(const po::variables_map& vm, LaunchOptions& o) {
+  const core::LauncherEnv node = core::read_launcher_env(core::process_env());
+  const bool one_per_node = node.launcher == core::Launcher::kubeflow ||
+                            (node.launcher == core::Launcher::slurm && node.world_size == node.nnodes);
+  if (!one_per_node) return;
+  if (!vm.count("nnodes")) o.nnodes = node.nnodes;
+  if (!vm.count("node-rank")) o.node_rank = node.node_rank;
+  if (!vm.count("master-addr") && !node.master_addr.empty()) o.master_addr = node.master_addr;
+  if (!vm.count("master-port") && node.master_port != 0) o.master_port = node.master_port;
 }
 
 po::variables_map parse_with_run_dir(const std::vector<std::string>& args, const po::options_description& opts) {
@@ -97,7 +100,7 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
               opts))
     return false;
   out.distributed = vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts");
-  if (vm.count("nproc-per-node")) take_node_from_pod(vm, launch_opts);
+  if (vm.count("nproc-per-node")) take_node_from_cluster(vm, launch_opts);
   return true;
 }
 

@@ -72,17 +72,43 @@ struct Fixture {
            " --plugin probe_callback:dump=true";
   }
 
-  // Starts two workers by hand, as another launcher would, each with the
-  // variables env_of(rank) (a private network namespace when available);
-  // their output goes to <name>0.log and <name>1.log.
-  test::CommandResult run_two_workers(const std::string& name, const std::function<std::string(int)>& env_of) {
-    const std::string args = external_train_args(name);
+  // Starts two `skein train` processes by hand, as another launcher would,
+  // each with the variables env_of(i) and `more` arguments (a private
+  // network namespace when available); their output goes to <name>0.log and
+  // <name>1.log. Two workers, or, with --nproc-per-node, two nodes' launchers.
+  test::CommandResult run_two(const std::string& name, const std::function<std::string(int)>& env_of,
+                              const std::string& more = "") {
+    const std::string args = external_train_args(name) + more;
     std::string script;
-    for (int rank : {0, 1})
-      script += "env " + env_of(rank) + " SKEIN_TIMEOUT_S=60 " + kSkein + args + " > " +
-                tmp.str(name + std::to_string(rank)) + ".log 2>&1 & ";
+    for (int i : {0, 1})
+      script += "env " + env_of(i) + " SKEIN_TIMEOUT_S=60 " + kSkein + args + " > " +
+                tmp.str(name + std::to_string(i)) + ".log 2>&1 & ";
     script += "wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
     return test::run(test::in_private_network(script), 240);
+  }
+
+  std::string logs_of(const std::string& name) {
+    return test::read_text(tmp.str(name + "0.log")) + test::read_text(tmp.str(name + "1.log"));
+  }
+
+  // Job 4242's master port: Slurm's rule's (15000 + 4242) inside a private
+  // network, where it is free; on the host's loopback a free one, which
+  // srun_env gives as MASTER_PORT.
+  const bool isolated = test::private_network_available();
+  const std::string slurm_port = isolated ? "19242" : std::to_string(test::free_port());
+
+  // What srun sets for task `task` of job 4242's step on `nodes` nodes with
+  // `per_node` tasks each, the first node being this machine (no RANK or WORLD_SIZE).
+  std::string srun_env(int task, int nodes, int per_node) const {
+    const std::string n = std::to_string(nodes), tasks = std::to_string(nodes * per_node);
+    const std::string layout = "'" + std::to_string(per_node) + "(x" + n + ")'";
+    const std::string hosts = nodes > 1 ? "'localhost,node[1-" + std::to_string(nodes - 1) + "]'" : "localhost";
+    return "SLURM_JOB_ID=4242 SLURM_JOBID=4242 SLURM_STEP_ID=0 SLURM_PROCID=" + std::to_string(task) +
+           " SLURM_LOCALID=" + std::to_string(task % per_node) + " SLURM_NODEID=" + std::to_string(task / per_node) +
+           " SLURM_NTASKS=" + tasks + " SLURM_NNODES=" + n + " SLURM_STEP_NUM_TASKS=" + tasks +
+           " SLURM_STEP_NUM_NODES=" + n + " SLURM_STEP_TASKS_PER_NODE=" + layout + " SLURM_TASKS_PER_NODE=" +
+           layout + " SLURM_STEP_NODELIST=" + hosts + " SLURM_JOB_NODELIST=" + hosts +
+           (isolated ? "" : " MASTER_PORT=" + slurm_port);
   }
 
   // Rank 0 found every rank's history the same, and so they are.
@@ -452,11 +478,11 @@ BOOST_AUTO_TEST_CASE(a_failing_worker_stops_the_run_with_a_summary) {
 
 BOOST_AUTO_TEST_CASE(workers_started_by_another_launcher_run_without_ours) {
   const int port = test::free_port();
-  auto r = run_two_workers("ext", [&](int rank) {
+  auto r = run_two("ext", [&](int rank) {
     return "WORLD_SIZE=2 RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
            " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
   });
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(tmp.str("ext1.log")));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, logs_of("ext"));
   expect_ranks_agree(tmp.str("ext"));
   expect_launched_by(tmp.str("ext"), "RANK and WORLD_SIZE, no launcher named (2 processes)");
 }
@@ -484,22 +510,24 @@ BOOST_AUTO_TEST_CASE(workers_started_by_torchrun_run_as_one) {
 
 // Two tasks on one node as srun starts them: Slurm's variables alone, no
 // RANK or WORLD_SIZE. The master is the node list's first host; the port is
-// the job's (15000 + 4242), free inside a private network.
+// the job's.
 BOOST_AUTO_TEST_CASE(tasks_started_by_srun_run_as_one) {
-  // On the host's loopback (no private network here) the job's port may be taken: then MASTER_PORT.
-  const bool isolated = test::private_network_available();
-  const std::string port = isolated ? "19242" : std::to_string(test::free_port());
-  auto r = run_two_workers("srun", [&](int task) {
-    const std::string t = std::to_string(task);
-    return "SLURM_JOB_ID=4242 SLURM_JOBID=4242 SLURM_STEP_ID=0 SLURM_PROCID=" + t + " SLURM_LOCALID=" + t +
-           " SLURM_NODEID=0 SLURM_NTASKS=2 SLURM_NNODES=1 SLURM_STEP_NUM_TASKS=2 SLURM_STEP_NUM_NODES=1"
-           " SLURM_STEP_TASKS_PER_NODE=2 SLURM_TASKS_PER_NODE=2 SLURM_STEP_NODELIST=localhost"
-           " SLURM_JOB_NODELIST=localhost" + (isolated ? "" : " MASTER_PORT=" + port);
-  });
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0,
-                        test::read_text(tmp.str("srun0.log")) + test::read_text(tmp.str("srun1.log")));
+  auto r = run_two("srun", [&](int task) { return srun_env(task, 1, 2); });
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, logs_of("srun"));
   expect_ranks_agree(tmp.str("srun"));
-  expect_launched_by(tmp.str("srun"), "slurm (job 4242, 2 tasks on 1 node, master localhost:" + port + ")");
+  expect_launched_by(tmp.str("srun"), "slurm (job 4242, 2 tasks on 1 node, master localhost:" + slurm_port + ")");
+}
+
+// One srun task per node, each starting its node's two workers with `skein
+// train --nproc-per-node 2`: the nodes, the node rank and the master come
+// from Slurm's variables. Both "nodes" are this machine.
+BOOST_AUTO_TEST_CASE(srun_tasks_start_their_nodes_workers_with_skein_train) {
+  auto r = run_two("srun_nodes", [&](int task) { return srun_env(task, 2, 1); },
+                   " --nproc-per-node 2 --timeout 60 --plugin ddp:gloo_host=127.0.0.1");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, logs_of("srun_nodes"));
+  expect_ranks_agree(tmp.str("srun_nodes"));
+  BOOST_TEST(load_json(tmp.str("srun_nodes") + "/run.json")["nnodes"].get<int>() == 2);
+  expect_launched_by(tmp.str("srun_nodes"), "skein train (4 processes on 2 nodes, restart 0)");
 }
 
 // A variable that disagrees with the launcher's, or a malformed one, stops
@@ -521,20 +549,15 @@ BOOST_AUTO_TEST_CASE(kubeflow_pods_start_their_workers_with_skein_train) {
   const std::string port = std::to_string(test::free_port());
   auto pod = [&](int index) {
     const std::string i = std::to_string(index);
-    return "env MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=4 RANK=" + i +
+    return "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=4 RANK=" + i +
            " PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=" + i + " PET_MASTER_ADDR=127.0.0.1 PET_MASTER_PORT=" +
-           port + " " + kSkein;
+           port;
   };
-  test::expect_one_error(test::run(pod(0) + external_train_args("pod_alone")), 2,
+  test::expect_one_error(test::run("env " + pod(0) + " " + kSkein + external_train_args("pod_alone")), 2,
                          {"PET_NPROC_PER_NODE=2", "skein train --nproc-per-node 2"});
 
-  const std::string args =
-      external_train_args("pods") + " --nproc-per-node 2 --timeout 60 --plugin ddp:gloo_host=127.0.0.1";
-  const std::string script = pod(0) + args + " > " + tmp.str("pod0.log") + " 2>&1 & " + pod(1) + args + " > " +
-                             tmp.str("pod1.log") + " 2>&1 & wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
-  auto r = test::run(test::in_private_network(script), 240);
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0,
-                        test::read_text(tmp.str("pod0.log")) + test::read_text(tmp.str("pod1.log")));
+  auto r = run_two("pods", pod, " --nproc-per-node 2 --timeout 60 --plugin ddp:gloo_host=127.0.0.1");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, logs_of("pods"));
   expect_ranks_agree(tmp.str("pods"));
   BOOST_TEST(load_json(tmp.str("pods") + "/run.json")["nnodes"].get<int>() == 2);
   expect_launched_by(tmp.str("pods"), "skein train (4 processes on 2 nodes, restart 0)");
