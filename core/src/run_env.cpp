@@ -80,8 +80,6 @@ RunInfo read_run_env(const LauncherEnv& launcher) {
   return run;
 }
 
-RunInfo read_run_env() { return read_run_env(read_launcher_env(process_env())); }
-
 RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
   RunStore rs;
   const auto timeout = to_millis(run.timeout_s);
@@ -115,7 +113,5 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
   }
   return rs;
 }
-
-RunStore open_run_store(RunInfo& run) { return open_run_store(run, read_launcher_env(process_env())); }
 
 }  // namespace skein::core

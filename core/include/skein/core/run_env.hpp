@@ -16,8 +16,6 @@ namespace skein::core {
 // Kubeflow's; a single process without any), and skein's SKEIN_TIMEOUT_S and
 // the launcher's run id. Bad values are ConfigErrors naming the variable.
 SKEIN_EXPORT RunInfo read_run_env(const LauncherEnv& launcher);
-// The same, from this process's environment.
-SKEIN_EXPORT RunInfo read_run_env();
 SKEIN_EXPORT bool launched_by_skein();
 
 // Opens the run's store: a FileStore when SKEIN_STORE_FILE is set, else a
@@ -26,8 +24,6 @@ SKEIN_EXPORT bool launched_by_skein();
 // process). Fills run.run_id, agreed through the store when the launcher
 // does not give one.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher);
-// The same, with this process's launcher.
-SKEIN_EXPORT RunStore open_run_store(RunInfo& run);
 
 // A random 16-hex-digit id.
 SKEIN_EXPORT std::string random_run_id();
