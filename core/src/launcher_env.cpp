@@ -312,7 +312,7 @@ std::string run_id(Launcher launcher, const Reader& env) {
 
 bool agent_store(Launcher launcher, const Reader& env) {
   if (env.get(env::kAgentStore).value_or("") == "1") return true;  // skein train's, on several nodes
-  return launcher == Launcher::torchrun && env.get("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
+  return launcher == Launcher::torchrun && env.get(env::kTorchElasticAgentStore).value_or("") == "True";
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
@@ -103,6 +104,41 @@ void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store
   report.write_run_json(run.run_dir);
   if (!report.consistent && report.enforced)
     throw std::runtime_error("integrity check failed: " + report.message);
+}
+
+// An agent other than skein's launcher (torchrun --max-restarts) restarted
+// every worker: attempt N > 0 continues the run in --run-dir from its newest
+// complete checkpoint, as `skein train --max-restarts` does. Rank 0 decides
+// (its file system holds the run) and the others follow through the store.
+// Without a checkpoint the attempt starts as the first did (an existing run
+// directory then needs --overwrite, as always: a restart never replaces
+// outputs it cannot tell apart from another run's).
+void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const RunStore& store,
+                                  std::ostream& log) {
+  const char* attempt = std::getenv(env::kRestartCount);
+  if (!attempt || std::string(attempt).empty() || std::string(attempt) == "0" || launched_by_skein() ||
+      !request.resume_dir.empty())
+    return;
+  if (request.run_dir.empty()) {
+    warn("restart " + std::string(attempt) +
+         " by an external agent without --run-dir: a new run directory, training starts over");
+    return;
+  }
+  std::string decision;
+  if (run.is_main())
+    decision = find_latest_checkpoint(request.run_dir + "/checkpoints").empty() ? "start" : "resume";
+  if (store && run.world_size > 1) {
+    if (run.is_main()) store_set(*store.store, store_key::agent_restart_decision(), decision);
+    else decision = store_get(*store.store, store_key::agent_restart_decision());
+  }
+  log << "Restart " << attempt << " (TORCHELASTIC_RESTART_COUNT): "
+      << (decision == "resume" ? "resuming " + request.run_dir : std::string("no checkpoint yet, starting over"))
+      << "\n";
+  if (decision != "resume") return;
+  request.sources.config_path.clear();  // the run's own config.json, with the flags on top
+  request.overwrite = false;
+  request.resume_dir = request.run_dir;
+  prepare_resume(request);
 }
 
 }  // namespace
@@ -216,7 +252,7 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
 
 }  // namespace
 
-TrainOutcome run_training(const TrainRequest& request) {
+TrainOutcome run_training(const TrainRequest& original_request) {
   const AllocatorTuning& malloc_tuning = tune_allocator_for_training();  // before the data's first allocation
   const LauncherEnv launcher = read_launcher_env(process_env());
   RunInfo run = read_run_env(launcher);
@@ -229,6 +265,8 @@ TrainOutcome run_training(const TrainRequest& request) {
   run_log.note("launched by: " + launcher.label + "\n");
   std::ostream& log = run_log.stream();
   WarningLogScope warnings_to_log(run_log);
+  TrainRequest request = original_request;
+  continue_after_agent_restart(request, run, store, log);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
   const RunConfig config = resolve_run_config(request, registry);

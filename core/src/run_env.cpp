@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/env_vars.hpp"
@@ -93,6 +94,15 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
       rs.kind = RunStore::Kind::tcp;
       rs.store = c10::make_intrusive<c10d::TCPStore>(
           run.master_addr, tcp_store_options(run.master_port, serve, run.world_size, run.timeout_s));
+      if (launcher.agent_store && launcher.launcher == Launcher::torchrun) {
+        // Where torchrun's own workers keep their keys in its agent's store,
+        // which outlives every attempt: one prefix per attempt, so a
+        // restarted attempt never reads the last one's (run dir, run id).
+        rs.store->setTimeout(timeout);
+        const char* attempt = env_value(env::kRestartCount);
+        rs.store = c10::make_intrusive<c10d::PrefixStore>(
+            std::string("/worker/attempt_") + (attempt ? attempt : "0"), rs.store);
+      }
     }
   } catch (const std::exception& e) {
     std::string where = env_value(env::kStoreFile) ? std::string(env_value(env::kStoreFile))

@@ -13,6 +13,11 @@ constexpr const char* kMasterAddr = "MASTER_ADDR";
 constexpr const char* kMasterPort = "MASTER_PORT";
 constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";  // attempt number, from 0
 constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
+// Set by torchrun only: where a failing worker describes its failure, and
+// "True" when torchrun's agent serves the TCPStore at MASTER_ADDR:MASTER_PORT
+// itself (static rendezvous); workers then use it under /worker/attempt_<N>.
+constexpr const char* kTorchElasticErrorFile = "TORCHELASTIC_ERROR_FILE";
+constexpr const char* kTorchElasticAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
 constexpr const char* kOmpThreads = "OMP_NUM_THREADS";  // set to 1 for workers unless given
 
 // Set by skein's launcher for its workers.

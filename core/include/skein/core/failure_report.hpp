@@ -15,10 +15,11 @@ namespace skein::core {
 SKEIN_EXPORT int exit_code_for(const std::exception& e);
 
 // Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE
-// (env::kErrorFile, set by the launcher: one file per worker),
+// (env::kErrorFile, set by the launcher: one file per worker), and under
+// torchrun the same message to $TORCHELASTIC_ERROR_FILE in torchrun's layout,
 // once: later calls keep the first report, the one closest to the cause.
-// Returns whether the launcher has a report (false outside a launched run,
-// or when the file cannot be written).
+// Returns whether skein's launcher has a report (false outside a run it
+// launched, or when the file cannot be written).
 SKEIN_EXPORT bool report_failure(const std::string& message, int exit_code);
 inline bool report_failure(const std::exception& e) { return report_failure(e.what(), exit_code_for(e)); }
 

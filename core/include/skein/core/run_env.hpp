@@ -20,8 +20,9 @@ SKEIN_EXPORT bool launched_by_skein();
 
 // Opens the run's store: a FileStore when SKEIN_STORE_FILE is set, else a
 // TCPStore at MASTER_ADDR:MASTER_PORT (served by rank 0, or by the launcher
-// when it says it serves it: launcher.agent_store), else none (a single
-// process). Fills run.run_id, agreed through the store when the launcher
+// when it says it serves it: launcher.agent_store; torchrun's agent store is
+// used under /worker/attempt_<TORCHELASTIC_RESTART_COUNT>, as PyTorch's own
+// workers use it), else none (a single process). Fills run.run_id, agreed through the store when the launcher
 // does not give one.
 SKEIN_EXPORT RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher);
 
