@@ -6,7 +6,7 @@ over Gloo on 2 processes of this machine (127.0.0.1), with a communication
 hook as Skein's `compression`:
 
   python3 bench/pytorch_ddp.py --hidden [256,128] --epochs 3 --hook none|fp16|powersgd
-      [--rank 4] [--warmup 100] [--world 2]
+      [--rank 4] [--warmup 100] [--world 2] [--limit N]
 
 Rank 0 prints one JSON line per epoch ({"epoch", "dur"}: training and
 validation, as Skein's `dur`) and last {"test_accuracy"}. Run it in a private
@@ -28,9 +28,18 @@ def worker(rank, a, port):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=a.world)
     torch.manual_seed(0)
-    x, y = fashion(0)
+    x, y = fashion(a.limit)
     (tx, ty), (vx, vy) = split(x, y)
-    model = nn.parallel.DistributedDataParallel(mlp(28 * 28, json.loads(a.hidden), 10, 0.1))
+    net = mlp(28 * 28, json.loads(a.hidden), 10, 0.1)
+    if a.hook == "powersgd":
+        # One gradient bucket. With two, powerSGD_hook's chained collectives
+        # (P, then Q, per bucket) are issued in an order that differs between
+        # the ranks, and Gloo aborts on the mismatched sizes (seen with torch
+        # 1.13 on the wide MLP: "op.preamble.length <= op.nbytes").
+        dist._DEFAULT_FIRST_BUCKET_BYTES = 1 << 30
+        model = nn.parallel.DistributedDataParallel(net, bucket_cap_mb=1024)
+    else:
+        model = nn.parallel.DistributedDataParallel(net)
     if a.hook == "fp16":
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     elif a.hook == "powersgd":
@@ -77,6 +86,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--world", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--limit", type=int, default=0, help="first N training images (0: all)")
     a = ap.parse_args()
     with socket.socket() as s:  # a free port on loopback
         s.bind(("127.0.0.1", 0))

@@ -56,7 +56,7 @@ def python_run(family, extra, env=None):
     return lines[:-1], lines[-1]["peak_rss_mb"]
 
 
-def make_tabular_csv(path, rows=20000, features=32, classes=5):
+def make_tabular_csv(path, rows=60000, features=32, classes=5):
     import numpy as np
     rng = np.random.default_rng(0)
     x = rng.normal(size=(rows, features)).astype(np.float32)
@@ -94,7 +94,7 @@ def families(b, tmp, limit, epochs):
         "TorchScript CNN with BatchNorm": (["--config", os.path.join(ROOT, "examples/torchscript/fashion_mnist_torchscript.json"),
                                             "--set", f"model.path={script}"] + common + limited,
                                            ["torchscript_cnn", "--script", script] + py),
-        "tabular MLP on a csv (20000 x 32)": (["--config", tab_cfg] + common, ["tabular", "--csv", table] + py),
+        "tabular MLP on a csv (60000 x 32)": (["--config", tab_cfg] + common, ["tabular", "--csv", table] + py),
         f"image_folder ({limit} PNG files), MLP": (["--config", mlp, "--set", "data=" + json.dumps(png)] + common,
                                                    ["image_folder", "--images", images] + py),
     }
@@ -138,7 +138,7 @@ ALLOCATORS = {
 def allocators(b, tmp, rounds, epochs, limit):
     """The conv families under each allocator: s/epoch (epochs 2+) and peak RSS."""
     rows = {k: v for k, v in families(b, tmp, limit, epochs).items() if "cnn" in k or "CNN" in k}
-    for path in (v["LD_PRELOAD"] for v in ALLOCATORS.values() if v):
+    for path in (v["LD_PRELOAD"] for v in ALLOCATORS.values() if v and "LD_PRELOAD" in v):
         if not os.path.exists(path):
             sys.exit(f"{path} is missing: apt-get install libjemalloc2 libtcmalloc-minimal4")
     secs = {(r, a): [] for r in rows for a in ALLOCATORS}

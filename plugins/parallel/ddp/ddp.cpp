@@ -116,9 +116,11 @@ SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.2.0",
              SKEIN_OPTION("overlap", boolean, "true",
                           "Launch each bucket's all-reduce during backward (false: after it)"),
              SKEIN_OPTION("compression", string, "\"none\"",
-                          "none; fp16: gradients travel as float16 (half the bytes; slower than none "
-                          "over loopback, see docs/BENCHMARKS.md); powersgd: float32 matrices travel "
-                          "as rank-r factors with error feedback (PowerSGD), the rest uncompressed"),
+                          "none; fp16: gradients travel as float16, half the bytes, but Gloo sums "
+                          "float16 in scalar code (all-reduce of 235k values 5.5 ms vs 2.4 ms as "
+                          "float32 here), so it pays only on links slower than ~2.5 Gbit/s; "
+                          "powersgd: float32 matrices travel as rank-r factors with error feedback "
+                          "(PowerSGD), the rest uncompressed (docs/BENCHMARKS.md, section 9)"),
              SKEIN_OPTION("powersgd_rank", integer, "4", "powersgd: rank r of the approximation"),
              SKEIN_OPTION("powersgd_warmup_steps", integer, "100",
                           "powersgd: optimizer steps all-reduced uncompressed before compression starts"),
