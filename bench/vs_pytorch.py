@@ -23,21 +23,13 @@ defaults, jemalloc and tcmalloc (LD_PRELOAD).
 Needs python3-torchvision (the image_folder row) and libjemalloc2,
 libtcmalloc-minimal4 (allocators): `scripts/setup.sh --bench` installs them.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, statistics, sys, tempfile, time
+
+from run import sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
 TUNED_GLIBC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-
-
-def sh(cmd, env=None, netns=False):
-    if netns:  # ports opened by the command are reachable from nowhere else
-        cmd = ["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""] + cmd
-    full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
-    r = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
-    return r.stdout
 
 
 def skein_run(b, args, tmp, env=None):

@@ -127,6 +127,21 @@ struct Fixture {
   }
 };
 
+// A finished run's parameters, dumped by each rank: equal to the bit on both
+// and finite (compression must keep the ranks in step).
+void check_final_parameters_equal(const std::string& dir) {
+  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
+  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
+  BOOST_REQUIRE(p0.size() == 4u);
+  BOOST_REQUIRE(p1.size() == p0.size());
+  for (std::size_t i = 0; i < p0.size(); ++i) {
+    BOOST_TEST(torch::equal(p0[i], p1[i]), "final parameter " << i);
+    BOOST_TEST(p0[i].scalar_type() == torch::kFloat32);
+    BOOST_TEST(torch::isfinite(p0[i]).all().item<bool>());
+  }
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(distributed, Fixture)
@@ -249,16 +264,7 @@ BOOST_AUTO_TEST_CASE(fp16_compression_keeps_ranks_equal_and_gradients_within_hal
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, compression << ": " << r.err);
   }
   const std::string& dir = dirs["fp16"];
-  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
-  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
-  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
-  BOOST_REQUIRE(p0.size() == 4u);
-  BOOST_REQUIRE(p1.size() == p0.size());
-  for (std::size_t i = 0; i < p0.size(); ++i) {
-    BOOST_TEST(torch::equal(p0[i], p1[i]), "final parameter " << i);
-    BOOST_TEST(p0[i].scalar_type() == torch::kFloat32);
-    BOOST_TEST(torch::isfinite(p0[i]).all().item<bool>());
-  }
+  check_final_parameters_equal(dir);
 
   auto exact = load_tensors(dirs["none"] + "/probe_first_batch_rank0.pt");
   auto half0 = load_tensors(dir + "/probe_first_batch_rank0.pt");
@@ -322,15 +328,7 @@ BOOST_AUTO_TEST_CASE(powersgd_compression_keeps_ranks_equal_and_sends_low_rank_w
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, compression << ": " << r.err);
   }
   const std::string& dir = dirs["powersgd"];
-  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
-  auto p0 = load_tensors(dir + "/probe_params_rank0.pt");
-  auto p1 = load_tensors(dir + "/probe_params_rank1.pt");
-  BOOST_REQUIRE(p0.size() == 4u);
-  BOOST_REQUIRE(p1.size() == p0.size());
-  for (std::size_t i = 0; i < p0.size(); ++i) {
-    BOOST_TEST(torch::equal(p0[i], p1[i]), "final parameter " << i);
-    BOOST_TEST(torch::isfinite(p0[i]).all().item<bool>());
-  }
+  check_final_parameters_equal(dir);
   auto exact = load_tensors(dirs["none"] + "/probe_first_batch_rank0.pt");
   auto low0 = load_tensors(dir + "/probe_first_batch_rank0.pt");
   auto low1 = load_tensors(dir + "/probe_first_batch_rank1.pt");

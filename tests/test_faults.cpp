@@ -20,24 +20,8 @@ using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 
-// What two runs of the same training share: not timings, not the probe's
-// record of the hooks it saw (a restarted run sees more).
-nlohmann::json comparable(nlohmann::json epochs) {
-  for (auto& e : epochs)
-    for (const char* k : {"dur", "train_dur", "valid_dur", "samples_per_s", "probe_events"}) e.erase(k);
-  return epochs;
-}
-
-// Two processes, DDP, a synced history, a checkpoint every epoch.
-nlohmann::json two_process_config() {
-  auto cfg = test::synthetic_config();
-  cfg["model"] = {{"plugin", "probe_model"}, {"hidden", 8}};
-  cfg["parallel"] = {{"plugin", "ddp"}};
-  cfg["history"] = {{"plugin", "filestore"}};
-  cfg["max_epochs"] = 4;
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
-  return cfg;
-}
+using test::two_process_config;
+const auto comparable = test::comparable_history;
 
 struct Fixture : test::Workspace {
   // `skein train ARGS` in a private network namespace (when available).
@@ -112,11 +96,7 @@ BOOST_AUTO_TEST_CASE(max_restarts_restarts_all_workers_from_the_last_checkpoint)
   BOOST_TEST(!contains(r.err, "restart 2 of 2"), r.err);
   BOOST_TEST(contains(r.out, "Resumed from " + restarted + "/checkpoints/epoch_0002"), r.out);
   // The restarted run trained exactly as the uninterrupted one.
-  BOOST_TEST(comparable(load_json(straight + "/history.json")) ==
-             comparable(load_json(restarted + "/history.json")));
-  BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
-             test::read_text(restarted + "/checkpoints/epoch_0004/model.pt"));
-  BOOST_TEST(load_json(restarted + "/run.json")["consistent"].get<bool>());
+  test::expect_same_training(straight, restarted);
 }
 
 BOOST_AUTO_TEST_CASE(restarts_are_bounded_and_start_over_without_a_checkpoint) {

@@ -192,4 +192,28 @@ nlohmann::json synthetic_config() {
   })");
 }
 
+nlohmann::json two_process_config() {
+  auto cfg = synthetic_config();
+  cfg["model"] = {{"plugin", "probe_model"}, {"hidden", 8}};
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["max_epochs"] = 4;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  return cfg;
+}
+
+void expect_same_training(const std::string& straight, const std::string& restarted) {
+  BOOST_TEST(comparable_history(load_json(straight + "/history.json")) ==
+             comparable_history(load_json(restarted + "/history.json")));
+  BOOST_TEST(read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
+             read_text(restarted + "/checkpoints/epoch_0004/model.pt"));
+  BOOST_TEST(load_json(restarted + "/run.json")["consistent"].get<bool>());
+}
+
+nlohmann::json comparable_history(nlohmann::json epochs) {
+  for (auto& e : epochs)
+    for (const char* k : {"dur", "train_dur", "valid_dur", "samples_per_s", "probe_events"}) e.erase(k);
+  return epochs;
+}
+
 }  // namespace test

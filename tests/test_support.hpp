@@ -93,5 +93,16 @@ void expect_one_error(const CommandResult& r, int code, const std::vector<std::s
 
 // A small, fast config on the synthetic dataset.
 nlohmann::json synthetic_config();
+// Two processes' worth of it: the probe model, DDP, a synced history, 4
+// epochs, a checkpoint every epoch (test plugins: TEST_PLUGIN_DIR).
+nlohmann::json two_process_config();
+// What two runs of the same training share: the epochs of a history without
+// timings and without the probe's record of the hooks it saw (a restarted
+// run sees more).
+nlohmann::json comparable_history(nlohmann::json epochs);
+// Checks (Boost.Test) that the restarted run of two_process_config() trained
+// exactly as the uninterrupted one: same history, same final parameters to
+// the bit, and ranks that agreed.
+void expect_same_training(const std::string& straight_dir, const std::string& restarted_dir);
 
 }  // namespace test

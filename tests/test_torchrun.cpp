@@ -16,22 +16,7 @@ using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 
-nlohmann::json comparable(nlohmann::json epochs) {
-  for (auto& e : epochs)
-    for (const char* k : {"dur", "train_dur", "valid_dur", "samples_per_s", "probe_events"}) e.erase(k);
-  return epochs;
-}
-
-// Two processes, DDP, a synced history, a checkpoint every epoch.
-nlohmann::json two_process_config() {
-  auto cfg = test::synthetic_config();
-  cfg["model"] = {{"plugin", "probe_model"}, {"hidden", 8}};
-  cfg["parallel"] = {{"plugin", "ddp"}};
-  cfg["history"] = {{"plugin", "filestore"}};
-  cfg["max_epochs"] = 4;
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
-  return cfg;
-}
+using test::two_process_config;
 
 struct Fixture : test::Workspace {
   // torchrun with `rdzv` flags, 2 workers of `skein train ARGS`.
@@ -84,11 +69,7 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_is_restarted_and_the_run_resumes_from_its_c
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "Restart 1 (TORCHELASTIC_RESTART_COUNT): resuming " + restarted), r.out);
   BOOST_TEST(contains(r.out, "Resumed from " + restarted + "/checkpoints/epoch_0002"), r.out);
-  BOOST_TEST(comparable(load_json(straight + "/history.json")) ==
-             comparable(load_json(restarted + "/history.json")));
-  BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
-             test::read_text(restarted + "/checkpoints/epoch_0004/model.pt"));
-  BOOST_TEST(load_json(restarted + "/run.json")["consistent"].get<bool>());
+  test::expect_same_training(straight, restarted);
 }
 
 // A failing worker writes torchrun's error file, so torchrun's end-of-run
