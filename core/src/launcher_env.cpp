@@ -279,7 +279,7 @@ std::string count(long n, const std::string& one, const std::string& many) {
 std::string label(const Row& row, const Reader& env, const LauncherEnv& e) {
   const std::string master =
       e.world_size > 1 ? ", master " + e.master_addr + ":" + std::to_string(e.master_port) : std::string();
-  const std::string restart = ", restart " + env.get(env::kRestartCount).value_or("0");
+  const std::string restart = ", restart " + e.attempt;
   const std::string spread =
       count(e.world_size, "process", "processes") + (e.nnodes > 1 ? " on " + count(e.nnodes, "node", "nodes") : "");
   switch (row.launcher) {
@@ -365,6 +365,7 @@ LauncherEnv read_launcher_env(const EnvLookup& lookup) {
   e.master_port = static_cast<int>(*f.master_port.value);
   e.agent_store = agent_store(row->launcher, env);
   e.run_id = run_id(row->launcher, env);
+  e.attempt = env.get(env::kRestartCount).value_or("0");
   if (row->launcher == Launcher::kubeflow && e.local_world_size > 1) e.pod_processes = e.local_world_size;
   e.label = label(*row, env, e);
   return e;

@@ -23,7 +23,6 @@
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
-#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
@@ -113,14 +112,12 @@ void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store
 // Without a checkpoint the attempt starts as the first did (an existing run
 // directory then needs --overwrite, as always: a restart never replaces
 // outputs it cannot tell apart from another run's).
-void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const RunStore& store,
-                                  std::ostream& log) {
-  const char* attempt = std::getenv(env::kRestartCount);
-  if (!attempt || std::string(attempt).empty() || std::string(attempt) == "0" || launched_by_skein() ||
-      !request.resume_dir.empty())
-    return;
+void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
+                                  const RunStore& store, std::ostream& log) {
+  const std::string& attempt = launcher.attempt;
+  if (attempt == "0" || launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
   if (request.run_dir.empty()) {
-    warn("restart " + std::string(attempt) +
+    warn("restart " + attempt +
          " by an external agent without --run-dir: a new run directory, training starts over");
     return;
   }
@@ -266,7 +263,7 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   std::ostream& log = run_log.stream();
   WarningLogScope warnings_to_log(run_log);
   TrainRequest request = original_request;
-  continue_after_agent_restart(request, run, store, log);
+  continue_after_agent_restart(request, run, launcher, store, log);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
   const RunConfig config = resolve_run_config(request, registry);

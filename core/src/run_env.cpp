@@ -99,9 +99,7 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
         // which outlives every attempt: one prefix per attempt, so a
         // restarted attempt never reads the last one's (run dir, run id).
         rs.store->setTimeout(timeout);
-        const char* attempt = env_value(env::kRestartCount);
-        rs.store = c10::make_intrusive<c10d::PrefixStore>(
-            std::string("/worker/attempt_") + (attempt ? attempt : "0"), rs.store);
+        rs.store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + launcher.attempt, rs.store);
       }
     }
   } catch (const std::exception& e) {

@@ -38,6 +38,9 @@ struct LauncherEnv {
   // SKEIN_RUN_ID, or torchrun's TORCHELASTIC_RUN_ID and restart count. Empty:
   // rank 0 draws one.
   std::string run_id;
+  // The attempt, TORCHELASTIC_RESTART_COUNT as given ("0" for the first, or
+  // when no launcher restarts): set by skein train's launcher and torchrun.
+  std::string attempt = "0";
   // Kubeflow with PET_NPROC_PER_NODE > 1: this process stands for its pod,
   // which must start that many workers (skein train --nproc-per-node); 0 when
   // this process is a worker itself.
