@@ -92,8 +92,7 @@ def families(b, tmp, limit, epochs):
     }
 
 
-def speed(b, tmp, rounds, epochs, limit):
-    rows = families(b, tmp, limit, epochs)
+def speed(b, tmp, rounds, rows):
     variants = ["skein", "skein_system_malloc", "pytorch", "pytorch_tuned"]
     secs = {(r, v): [] for r in rows for v in variants}
     rss = {(r, v): 0.0 for r in rows for v in variants}
@@ -127,9 +126,9 @@ ALLOCATORS = {
 }
 
 
-def allocators(b, tmp, rounds, epochs, limit):
+def allocators(b, tmp, rounds, rows):
     """The conv families under each allocator: s/epoch (epochs 2+) and peak RSS."""
-    rows = {k: v for k, v in families(b, tmp, limit, epochs).items() if "cnn" in k or "CNN" in k}
+    rows = {k: v for k, v in rows.items() if "cnn" in k or "CNN" in k}
     for path in (v["LD_PRELOAD"] for v in ALLOCATORS.values() if v and "LD_PRELOAD" in v):
         if not os.path.exists(path):
             sys.exit(f"{path} is missing: apt-get install libjemalloc2 libtcmalloc-minimal4")
@@ -199,11 +198,12 @@ def main():
     text = [f"- date: {time.strftime('%Y-%m-%d %H:%M')}", f"- machine: {os.cpu_count()} cores, {os.uname().machine}, "
             f"Linux {os.uname().release}", f"- command: `python3 bench/vs_pytorch.py {' '.join(sys.argv[1:])}`".rstrip()]
     with tempfile.TemporaryDirectory() as tmp:
+        rows = families(a.build, tmp, a.limit, a.epochs) if a.only != "ddp" else {}  # data made once
         if a.only in (None, "speed"):
-            text += ["", speed(a.build, tmp, a.rounds, a.epochs, a.limit)]
+            text += ["", speed(a.build, tmp, a.rounds, rows)]
             print("\n".join(text), flush=True)
         if a.only in (None, "allocators"):
-            table = allocators(a.build, tmp, a.rounds, a.epochs, a.limit)
+            table = allocators(a.build, tmp, a.rounds, rows)
             text += ["", table]
             print(table, flush=True)
         if a.only in (None, "ddp"):
