@@ -3,6 +3,7 @@
 
 #include "command_options.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "skein/atomic_file.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/errors.hpp"
@@ -17,6 +18,7 @@ int cmd_export(const std::vector<std::string>& args) {
   if (format != "torchscript" && format != "state_dict")
     throw ConfigError("--format '" + format + "': expected torchscript or state_dict");
 
+  check_output_file(out, "--out");
   core::TrainedModel trained(parsed.model);
   write_file_atomic(out, format == "torchscript" ? trained.torchscript() : trained.state_dict());
   std::cout << "Exported " << trained.checkpoint_dir() << " as " << format << " to " << out << std::endl;

@@ -86,7 +86,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   po::notify(vm);
 
   core::PluginRegistry registry;
-  core::scan_plugins(registry, dirs);
+  core::scan_plugins(registry, dirs, false);  // problems are listed below
   for (const auto& f : files) registry.load_file(f);
 
   if (!positional.empty()) {

@@ -3,6 +3,7 @@
 
 #include "command_options.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "skein/atomic_file.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/errors.hpp"
@@ -18,6 +19,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   const std::int64_t batch_size = parsed.batch_size;
   if (batch_size <= 0) throw ConfigError("--batch-size: must be positive, got " + std::to_string(batch_size));
 
+  check_output_file(out, "--out");
   torch::Tensor inputs;
   try {
     inputs = read_npy(inputs_path);

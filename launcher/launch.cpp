@@ -227,7 +227,10 @@ std::string agree_on_run_dir(const LaunchOptions& o, core::Rendezvous& rdzv) {
   std::string run_dir = o.run_dir;
   if (o.node_rank == 0) {
     if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-    if (!o.resume) core::check_run_dir_usable(run_dir, o.overwrite);
+    if (!o.resume) {
+      core::recover_run_dir(run_dir);  // an --overwrite killed in its first epoch is undone first
+      core::check_run_dir_usable(run_dir, o.overwrite);
+    }
     rdzv.publish(store_key::launcher_run_dir(), run_dir);
   } else if (run_dir.empty()) {
     run_dir = rdzv.fetch(store_key::launcher_run_dir());

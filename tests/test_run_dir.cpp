@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE run_dir
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "skein/core/run_dir.hpp"
@@ -115,4 +116,67 @@ BOOST_AUTO_TEST_CASE(a_failed_start_leaves_no_directory_behind) {
     dir.discard_failed_start();
   }
   BOOST_TEST(!fs::exists(tmp.str("new")));
+}
+
+BOOST_AUTO_TEST_CASE(outputs_are_recorded_with_the_folders_that_hold_them) {
+  test::TempDir tmp;
+  const auto run = run_in(tmp.str("run"));
+  skein::run_output_path(run, "logs/deep/metrics.jsonl", "test:");
+  const auto recorded = skein::run_files::recorded_in_process();
+  for (const std::string e : {"logs/", "logs/deep/", "logs/deep/metrics.jsonl"})
+    BOOST_TEST((std::find(recorded.begin(), recorded.end(), e) != recorded.end()), e);
+  BOOST_TEST(contains(output_error(run, "a\nb.txt"), "line break"));
+}
+
+BOOST_AUTO_TEST_CASE(no_follow_walks_never_pass_a_link) {
+  namespace nf = skein::core::no_follow;
+  test::TempDir tmp;
+  fs::create_directories(tmp.str("outside"));
+  test::write_text(tmp.str("outside/keep.txt"), "keep\n");
+  fs::create_directories(tmp.str("root/real"));
+  test::write_text(tmp.str("root/real/file"), "x\n");
+  fs::create_symlink(tmp.str("outside"), tmp.str("root/link"));
+  const nf::Dir root = nf::open_dir(tmp.str("root"));
+  BOOST_TEST(!nf::remove(root, "link/keep.txt", true));
+  BOOST_TEST(nf::remove(root, "link/", true));  // the link itself goes, not what it points to
+  BOOST_TEST(fs::exists(tmp.str("outside/keep.txt")));
+  BOOST_TEST(!nf::remove(root, "real", false));  // not empty: a container stays
+  BOOST_TEST(nf::remove(root, "real", true));
+  BOOST_TEST(!fs::exists(tmp.str("root/real")));
+  BOOST_TEST(!nf::remove(root, "../outside/keep.txt", true));
+  BOOST_TEST(fs::exists(tmp.str("outside/keep.txt")));
+}
+
+// The previous run is moved aside, not deleted, until the new one commits.
+BOOST_AUTO_TEST_CASE(a_previous_run_is_set_aside_until_the_new_one_commits) {
+  test::TempDir tmp;
+  const std::string run = tmp.str("run");
+  fs::create_directories(run + "/box");
+  test::write_text(run + "/.skein-outputs", std::string(skein::run_files::kListHeader) +
+                                                "\nconfig.json\nhistory.json\nbox/\nbox/old.txt\n");
+  test::write_text(run + "/config.json", "old config\n");
+  test::write_text(run + "/history.json", "[]\n");
+  test::write_text(run + "/box/old.txt", "old output\n");
+  test::write_text(run + "/box/mine.txt", "the user's\n");
+  for (const bool commit : {false, true}) {
+    skein::core::RunDirectory dir(run);
+    dir.set_aside_previous_run();
+    BOOST_TEST(dir.holds_previous_run());
+    BOOST_TEST(!fs::exists(run + "/config.json"));
+    BOOST_TEST(!fs::exists(run + "/box/old.txt"));
+    BOOST_TEST(test::read_text(run + "/box/mine.txt") == "the user's\n");  // not skein's: stays put
+    test::write_text(run + "/config.json", "new config\n");  // as a new run would
+    if (commit) {
+      dir.commit_new_run();
+      BOOST_TEST(!fs::exists(run + "/.skein-previous"));
+      BOOST_TEST(test::read_text(run + "/config.json") == "new config\n");
+      BOOST_TEST(!fs::exists(run + "/box/old.txt"));
+    } else {
+      dir.discard_failed_start();
+      BOOST_TEST(test::read_text(run + "/config.json") == "old config\n");
+      BOOST_TEST(test::read_text(run + "/box/old.txt") == "old output\n");
+      BOOST_TEST(!fs::exists(run + "/.skein-previous"));
+    }
+    BOOST_TEST(test::read_text(run + "/box/mine.txt") == "the user's\n");
+  }
 }

@@ -1,10 +1,13 @@
 #include "skein/core/log_stream.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
 
+#include "skein/atomic_file.hpp"
 #include "skein/warning.hpp"
 
 namespace skein::core {
@@ -38,18 +41,19 @@ RunLog::RunLog(bool main) : tee_(std::cout.rdbuf(), &pending_), out_(nullptr) {
 
 void RunLog::attach(const std::string& path, bool append) {
   if (out_.rdbuf() != &tee_) return;
-  if (!file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc)))
-    throw std::runtime_error("cannot write " + path);
+  const int fd = open_no_follow(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC));
+  file_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out | (append ? std::ios::app : std::ios::out));
+  if (!file_->is_open()) throw std::runtime_error("cannot write " + path);
   const std::string before = pending_.str();
-  file_.sputn(before.data(), static_cast<std::streamsize>(before.size()));
-  file_.pubsync();
-  tee_.set_second(&file_);
+  file_->sputn(before.data(), static_cast<std::streamsize>(before.size()));
+  file_->pubsync();
+  tee_.set_second(file_.get());
 }
 
 void RunLog::note(const std::string& line) {
   if (out_.rdbuf() != &tee_) return;
   out_.flush();  // keeps the file's order of lines
-  std::streambuf& to = file_.is_open() ? static_cast<std::streambuf&>(file_) : pending_;
+  std::streambuf& to = file_ ? static_cast<std::streambuf&>(*file_) : pending_;
   to.sputn(line.data(), static_cast<std::streamsize>(line.size()));
   to.pubsync();
 }

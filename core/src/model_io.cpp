@@ -1,4 +1,5 @@
 #include "skein/core/model_io.hpp"
+#include "skein/core/run_dir.hpp"
 
 #include <regex>
 #include <sstream>
@@ -77,6 +78,7 @@ void warm_start(torch::nn::Module& model, const std::string& source) {
 
 TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const std::string& run_dir = options.run_dir;
+  recover_run_dir(run_dir);
   if (!fs::exists(fs::path(run_dir) / "config.json"))
     throw ConfigError("'" + run_dir + "' is not a run directory (no config.json)");
   checkpoint_dir_ = options.checkpoint.empty() ? find_latest_checkpoint(run_dir + "/checkpoints")

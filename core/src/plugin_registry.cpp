@@ -18,6 +18,7 @@
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
 #include "skein/version.hpp"
+#include "skein/warning.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -362,13 +363,18 @@ std::vector<std::string> default_plugin_dirs() {
   return dirs;
 }
 
-void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs) {
+void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs, bool warn_refused) {
   const char* debug = std::getenv(env::kDebugPlugins);
   registry.set_debug(debug && std::string(debug) != "0" && std::string(debug).size() > 0);
   for (const auto& dir : default_plugin_dirs()) registry.scan_directory(dir);
   for (const auto& dir : extra_dirs) {
     if (!fs::is_directory(dir)) throw ConfigError("--plugin-dir '" + dir + "' is not a directory");
+    const std::size_t known = registry.problems().size();
     registry.scan_directory(dir);
+    // The user named this directory: what it refuses is said, not left for a
+    // plugin of the same name found elsewhere to hide.
+    for (std::size_t i = known; warn_refused && i < registry.problems().size(); ++i)
+      warn("--plugin-dir: " + registry.problems()[i].message + "; not used");
   }
 }
 

@@ -44,6 +44,9 @@ double peak_rss_mb() {
 
 void prepare_resume(TrainRequest& request) {
   const std::string dir = request.resume_dir;
+  // An --overwrite killed in its first epoch set the run aside: it comes back
+  // first (rank 0 alone writes; skein's launcher is rank 0's process here).
+  if (read_run_env(read_launcher_env(process_env())).is_main()) recover_run_dir(dir);
   if (!fs::exists(fs::path(dir) / "config.json"))
     throw ConfigError("--resume " + dir + ": not a run directory (no config.json)");
   if (!request.sources.config_path.empty())
@@ -162,9 +165,13 @@ RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& regist
 std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const RunInfo& run) {
   if (!run.is_main()) return nullptr;
   const bool resuming = !request.resume_dir.empty();
+  recover_run_dir(run.run_dir);  // what it holds is then what the checks see
   if (!resuming) check_run_dir_usable(run.run_dir, request.overwrite);
   auto dir = std::make_unique<RunDirectory>(run.run_dir);
-  if (!resuming) check_run_dir_usable(run.run_dir, request.overwrite);
+  if (!resuming) {
+    check_run_dir_usable(run.run_dir, request.overwrite);
+    dir->set_aside_previous_run();  // before any plugin writes
+  }
   return dir;
 }
 
@@ -277,16 +284,24 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   std::unique_ptr<Trainer> trainer;
   try {
     start_trainer(request, config, registry, run, store, log, trainer);
-    if (dir) open_run_dir(*dir, request, config, launcher, run_log);
+    if (dir) {
+      open_run_dir(*dir, request, config, launcher, run_log);
+      // The previous run (--overwrite) goes once this one has an epoch to show.
+      trainer->on_epoch_recorded([&dir](long) { dir->commit_new_run(); });
+    }
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";
     TrainOutcome outcome = train_and_test(*trainer, run, store, log);
+    if (dir) dir->commit_new_run();
     log.flush();
     return outcome;
   } catch (const std::exception& e) {
-    // A run that never trained leaves nothing behind (a resume keeps its run).
-    if (dir && !resuming && !(trainer && trainer->first_batch_at())) {
+    // A run that never trained leaves nothing behind, and one that replaced
+    // another but never completed an epoch brings the other back (a resume
+    // keeps its run).
+    const bool trained = trainer && trainer->first_batch_at();
+    if (dir && !resuming && !dir->committed() && (dir->holds_previous_run() || !trained)) {
       try {
         dir->discard_failed_start();
       } catch (const std::exception&) {

@@ -1,5 +1,8 @@
 #include "skein/core/run_config_history.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -7,6 +10,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "skein/atomic_file.hpp"
 #include "skein/errors.hpp"
 #include "skein/warning.hpp"
 
@@ -129,10 +133,12 @@ void append_config_history(const std::string& dir, const std::string& event, con
                          {"command_line", {{"plugins", command_line.plugins}, {"sets", command_line.sets}}},
                          {"config", config}};
   if (!launched_by.empty()) line["launched_by"] = launched_by;
-  std::ofstream out(dir + "/" + kHistoryFile, std::ios::app);
-  out << line.dump() << "\n";
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + dir + "/" + kHistoryFile);
+  const std::string path = dir + "/" + kHistoryFile;
+  const int fd = open_no_follow(path, O_WRONLY | O_APPEND | O_CREAT);
+  const std::string text = line.dump() + "\n";
+  const ssize_t written = ::write(fd, text.data(), text.size());
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size())) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace skein::core

@@ -473,6 +473,7 @@ long Trainer::fit_epochs() {
     if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
     const bool stop = agree_on_stop();
     write_pending_checkpoints();
+    if (epoch_recorded_) epoch_recorded_(epoch_);
     if (stop) break;
   }
   const long done = std::min<long>(epoch_, config_.max_epochs);

@@ -32,6 +32,7 @@
 #include "skein/core/fault_point.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/core/trainer.hpp"
+#include "skein/run_output.hpp"
 #include "skein/store_keys.hpp"
 
 namespace fs = boost::filesystem;
@@ -149,6 +150,7 @@ void Trainer::write_checkpoint(const std::string& name) {
 
   const fs::path root(checkpoint_root());
   fs::create_directories(root);
+  run_files::record(run_, "checkpoints/" + name);  // listed before it exists: --overwrite finds it
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -188,6 +190,7 @@ void Trainer::write_checkpoint(const std::string& name) {
 // checkpoint of the same state can share them.
 void Trainer::link_checkpoint(const std::string& from, const std::string& name) {
   const fs::path root(checkpoint_root());
+  run_files::record(run_, "checkpoints/" + name);
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);

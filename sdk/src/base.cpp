@@ -10,6 +10,27 @@
 namespace skein {
 
 // Out-of-line destructors: the one home of the error types' vtables and typeinfo.
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+ConfigError::ConfigError(const std::string& message) : std::runtime_error(printable(message)) {}
 ConfigError::~ConfigError() = default;
 PluginError::~PluginError() = default;
 

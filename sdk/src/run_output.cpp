@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 
+#include "skein/atomic_file.hpp"
 #include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/options.hpp"
@@ -54,10 +56,8 @@ bool within(const fs::path& p, const fs::path& root) {
   return true;
 }
 
-void append_line(const std::string& file, const std::string& line) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + file + ": " + std::strerror(errno));
-  const std::string text = line + "\n";
+void append_text(const std::string& file, const std::string& text) {
+  const int fd = open_no_follow(file, O_WRONLY | O_APPEND | O_CREAT);
   const ssize_t n = ::write(fd, text.data(), text.size());
   const int err = errno;
   ::close(fd);
@@ -65,9 +65,25 @@ void append_line(const std::string& file, const std::string& line) {
     throw std::runtime_error("cannot write " + file + ": " + std::strerror(n < 0 ? err : ENOSPC));
 }
 
-std::string resolve(const RunInfo& run, const std::string& name,
+void append_line(const std::string& file, const std::string& line) { append_text(file, line + "\n"); }
+
+// Records `rel` (relative to the run directory) with each directory above it
+// as a container ("a/", "a/b/"): skein may have created them, and removes them
+// again only when they are empty.
+void record_with_parents(const RunInfo& run, const fs::path& rel, bool container) {
+  fs::path prefix;
+  for (auto it = rel.begin(); it != rel.end(); ++it) {
+    prefix /= *it;
+    const bool last = std::next(it) == rel.end();
+    if (!last || container) run_files::record(run, prefix.generic_string() + "/");
+    else run_files::record(run, prefix.generic_string());
+  }
+}
+std::string resolve(const RunInfo& run, const std::string& name, bool directory,
                     const std::function<void(const std::string&)>& fail) {
   if (name.empty()) fail("is empty; name a file inside the run directory");
+  // The list of outputs holds a name a line.
+  if (name.find_first_of("\n\r") != std::string::npos) fail("contains a line break; choose another name");
   const fs::path root = without_trailing_slash(run_root(run));
   const fs::path p = without_trailing_slash((fs::path(name).is_absolute() ? fs::path(name) : root / name).lexically_normal());
   bool inside = p != root && within(p, root);
@@ -85,10 +101,11 @@ std::string resolve(const RunInfo& run, const std::string& name,
     run_files::record(run, p.string());
     return p.string();
   }
-  const std::string first = p.lexically_relative(root).begin()->string();
+  const fs::path rel = p.lexically_relative(root);
+  const std::string first = rel.begin()->string();
   for (const auto& own : run_files::reserved())
     if (first == own) fail("names '" + name + "', which is the run's own '" + own + "'; choose another name");
-  run_files::record(run, first);
+  record_with_parents(run, rel, directory);
   return p.string();
 }
 
@@ -100,11 +117,15 @@ bool outside_run_dir_allowed() {
 }
 
 std::string run_output_path(const Options& options, const std::string& key, const RunInfo& run) {
-  return resolve(run, options.get_string(key), [&](const std::string& why) { options.fail(key, why); });
+  return resolve(run, options.get_string(key), false, [&](const std::string& why) { options.fail(key, why); });
 }
 
 std::string run_output_path(const RunInfo& run, const std::string& name, const std::string& what) {
-  return resolve(run, name, [&](const std::string& why) -> void { throw ConfigError(what + " " + why); });
+  return resolve(run, name, false, [&](const std::string& why) -> void { throw ConfigError(what + " " + why); });
+}
+
+std::string run_output_dir(const Options& options, const std::string& key, const RunInfo& run) {
+  return resolve(run, options.get_string(key), true, [&](const std::string& why) { options.fail(key, why); });
 }
 
 bool is_run_output(const RunInfo& run, const std::string& path) {
@@ -124,7 +145,7 @@ namespace run_files {
 const std::vector<std::string>& reserved() {
   static const std::vector<std::string> names = {"config.json", "config_history.jsonl", "history.json",
                                                  "results.json", "run.json", "train.log", "checkpoints",
-                                                 kOutputList, kLock};
+                                                 kOutputList, kLock, kPreviousRun, kDiscarded};
   return names;
 }
 
@@ -143,6 +164,7 @@ void adopt(const std::string& run_dir) {
   auto& r = recorded();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.list_file = file;
+  if (listed.empty() && !std::filesystem::exists(file)) append_line(file, kListHeader);
   for (const auto& e : r.entries)
     if (std::find(listed.begin(), listed.end(), e) == listed.end()) append_line(file, e);
 }
@@ -156,8 +178,11 @@ std::vector<std::string> recorded_in_process() {
 std::vector<std::string> read_list(const std::string& run_dir) {
   std::vector<std::string> out;
   std::ifstream in(run_dir + "/" + kOutputList);
-  for (std::string line; std::getline(in, line);)
+  bool first = true;
+  for (std::string line; std::getline(in, line); first = false) {
+    if (first && line == kListHeader) continue;
     if (!line.empty()) out.push_back(line);
+  }
   return out;
 }
 

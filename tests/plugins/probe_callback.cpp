@@ -37,7 +37,8 @@ class ProbeCallback final : public skein::Callback {
         signal_(static_cast<int>(args.options.get_int("signal"))),
         signal_rank_(args.options.get_int("signal_rank")),
         signal_launcher_(args.options.get_bool("signal_launcher")),
-        dump_listeners_(args.options.get_bool("dump_listeners")) {}
+        dump_listeners_(args.options.get_bool("dump_listeners")),
+        fail_mid_(args.options.get_int("fail_mid")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -49,6 +50,8 @@ class ProbeCallback final : public skein::Callback {
   }
   void on_batch_begin(skein::TrainContext& ctx, const skein::Batch& b) override {
     events_ += b.training ? "b" : "v";
+    if (fail_mid_ > 0 && ctx.epoch() == fail_mid_ && b.training && b.index == 1)
+      throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: at the second training batch.
     if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == 1 &&
         (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt())
@@ -141,6 +144,7 @@ class ProbeCallback final : public skein::Callback {
   int signal_;
   long signal_rank_;
   bool signal_launcher_, dump_listeners_;
+  long fail_mid_;
   std::string events_;
 };
 
@@ -151,6 +155,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("stop_rank", integer, "-1", "Only this rank requests it (-1: all)"),
              SKEIN_OPTION("fail_at", integer, "0", "Throw at the start of this epoch (0: never)"),
              SKEIN_OPTION("fail_rank", integer, "-1", "Only on this rank (-1: all)"),
+             SKEIN_OPTION("fail_mid", integer, "0", "Throw at the second train batch of this epoch (0: never)"),
              SKEIN_OPTION("throw_int_at", integer, "0", "Throw an int (no std::exception) at the start of this epoch"),
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),
              SKEIN_OPTION("freeze", boolean, "false", "Zero every gradient (parameters never change)"),

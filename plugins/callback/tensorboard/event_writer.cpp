@@ -53,12 +53,15 @@ std::uint32_t masked_crc32c(const std::string& data) {
   return ((c >> 15) | (c << 17)) + 0xa282ead8u;
 }
 
-EventWriter::EventWriter(const std::string& dir) {
-  boost::filesystem::create_directories(dir);
+std::string event_file_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  path_ = dir + "/events.out.tfevents." + std::to_string(static_cast<long>(now_seconds())) + "." +
-          host + "." + std::to_string(::getpid());
+  return "events.out.tfevents." + std::to_string(static_cast<long>(now_seconds())) + "." + host + "." +
+         std::to_string(::getpid());
+}
+
+EventWriter::EventWriter(const std::string& path) : path_(path) {
+  boost::filesystem::create_directories(boost::filesystem::path(path).parent_path());
   out_.open(path_, std::ios::binary | std::ios::trunc);
   if (!out_) throw std::runtime_error("tensorboard: cannot create " + path_);
   std::string e = event_header(now_seconds());

@@ -13,11 +13,14 @@ namespace skein_tb {
 // CRC-32C (Castagnoli) of `data`, masked as TFRecord does.
 std::uint32_t masked_crc32c(const std::string& data);
 
+// TensorBoard's name for a new event file: events.out.tfevents.<time>.<host>.<pid>.
+std::string event_file_name();
+
 class EventWriter {
  public:
-  // Creates <dir>/events.out.tfevents.<time>.<host>.<pid> and writes the
+  // Creates the file `path` (and the directories above it) and writes the
   // file_version record "brain.Event:2".
-  explicit EventWriter(const std::string& dir);
+  explicit EventWriter(const std::string& path);
   void scalar(const std::string& tag, std::int64_t step, float value);
   void flush() { out_.flush(); }
 

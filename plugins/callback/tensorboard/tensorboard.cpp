@@ -18,11 +18,14 @@ bool is_bookkeeping(const std::string& key) {
 class TensorBoard final : public skein::Callback {
  public:
   explicit TensorBoard(const skein::PluginArgs& args)
-      : dir_(skein::run_output_path(args.options, "dir", args.run)), batches_(args.options.get_bool("batches")) {}
+      : dir_(skein::run_output_dir(args.options, "dir", args.run)), batches_(args.options.get_bool("batches")) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
-    writer_ = std::make_unique<skein_tb::EventWriter>(dir_);
+    // Recorded before it exists: --overwrite removes it, and not a file a user put beside it.
+    const std::string file = skein::run_output_path(ctx.run(), dir_ + "/" + skein_tb::event_file_name(),
+                                                    "tensorboard: event file");
+    writer_ = std::make_unique<skein_tb::EventWriter>(file);
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {
@@ -58,7 +61,7 @@ class TensorBoard final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.0.0",
+SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.1.0",
              "TensorBoard event file of every epoch (and optionally batch) value, main rank only",
              SKEIN_OPTION("dir", string, "\"tensorboard\"", "Directory, relative to the run directory"),
              SKEIN_OPTION("batches", boolean, "false", "Also write per-batch scalars (tag batch/<key>)"))

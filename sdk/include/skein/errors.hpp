@@ -6,10 +6,17 @@
 
 namespace skein {
 
-// Bad configuration or usage: the launcher exits with code 2.
+// `text` with control characters written as escapes (\n, \t, \x1b, ...): a
+// name a user chose (a file, a key) may hold a line break, and an error
+// message is one line.
+SKEIN_EXPORT std::string printable(const std::string& text);
+
+// Bad configuration or usage: the launcher exits with code 2. The message is
+// made printable(): it names what the user wrote, and stays one line.
 class SKEIN_EXPORT ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message);
+  explicit ConfigError(const char* message) : ConfigError(std::string(message)) {}
   ~ConfigError() override;
 };
 

@@ -22,7 +22,15 @@ class Options;
 SKEIN_EXPORT std::string run_output_path(const Options& options, const std::string& key, const RunInfo& run);
 
 // The same for a name the plugin chose itself; `what` names it in errors.
+// A plugin that writes several files into a directory of its own records each
+// of them this way, e.g. run_output_path(run, dir + "/" + file, ...).
 SKEIN_EXPORT std::string run_output_path(const RunInfo& run, const std::string& name, const std::string& what);
+
+// For option `key` naming a directory the plugin writes its files into (API
+// 2.2): recorded as a container, which `--overwrite` removes only once empty,
+// so that files a user put there stay. (run_output_path records the entry as
+// a whole: a directory recorded that way goes with everything in it.)
+SKEIN_EXPORT std::string run_output_dir(const Options& options, const std::string& key, const RunInfo& run);
 
 // Whether `path` is (inside) an output this run recorded, in this process or
 // in an earlier attempt on the same run directory (a restart, a resume).
@@ -35,6 +43,14 @@ namespace run_files {
 // The run's own entries, written by skein's core only.
 inline constexpr const char* kOutputList = ".skein-outputs";
 inline constexpr const char* kLock = ".skein.lock";
+// Where --overwrite keeps the previous run's outputs until the new run has
+// completed an epoch (restored when it fails first), and where they go to be
+// deleted after.
+inline constexpr const char* kPreviousRun = ".skein-previous";
+inline constexpr const char* kDiscarded = ".skein-discarded";
+// The first line of a list in which a directory skein only holds files in
+// ends with "/" (a container); a name without it is skein's whole.
+inline constexpr const char* kListHeader = "# skein-outputs 2";
 SKEIN_EXPORT const std::vector<std::string>& reserved();
 
 // For skein's host. Outputs recorded before the run directory is adopted
@@ -42,9 +58,11 @@ SKEIN_EXPORT const std::vector<std::string>& reserved();
 // them to <run_dir>/.skein-outputs and appends every later one directly.
 SKEIN_EXPORT void adopt(const std::string& run_dir);
 SKEIN_EXPORT std::vector<std::string> recorded_in_process();
-// Records an entry (relative to the run directory, or absolute) on rank 0.
+// Records an entry (relative to the run directory, or absolute) on rank 0;
+// a container ends with "/".
 SKEIN_EXPORT void record(const RunInfo& run, const std::string& entry);
-// The entries listed in <run_dir>/.skein-outputs (none when it is missing).
+// The entries listed in <run_dir>/.skein-outputs (none when it is missing),
+// without the header.
 SKEIN_EXPORT std::vector<std::string> read_list(const std::string& run_dir);
 }  // namespace run_files
 

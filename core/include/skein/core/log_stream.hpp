@@ -1,5 +1,8 @@
 #pragma once
+#include <ext/stdio_filebuf.h>
+
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <streambuf>
@@ -49,14 +52,14 @@ class SKEIN_EXPORT RunLog {
  public:
   explicit RunLog(bool main);
   std::ostream& stream() { return out_; }
-  // Throws std::runtime_error when the file cannot be opened.
+  // Throws std::runtime_error when the file cannot be opened (or is a link).
   void attach(const std::string& path, bool append);
   // A line for the log file only (warnings, which stderr shows already).
   void note(const std::string& line);
 
  private:
   std::stringbuf pending_;
-  std::filebuf file_;
+  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> file_;  // opened without following links
   TeeBuf tee_;
   NullBuf null_;
   std::ostream out_;

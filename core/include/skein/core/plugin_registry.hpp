@@ -96,7 +96,10 @@ class SKEIN_EXPORT PluginRegistry {
 SKEIN_EXPORT std::vector<std::string> default_plugin_dirs();
 
 // A registry filled from the default plugin directories, then `extra_dirs`.
-// SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr.
-SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs);
+// SKEIN_DEBUG_PLUGINS=1 makes it explain every decision on stderr. What
+// `extra_dirs` (named by the user) refuse is a warning unless
+// `warn_refused` is false (for a caller that lists problems() itself).
+SKEIN_EXPORT void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extra_dirs,
+                               bool warn_refused = true);
 
 }  // namespace skein::core

@@ -53,6 +53,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::optional<EvalResult> test();
   const std::string& stop_reason() const { return stop_reason_; }
   bool history_synchronized() const { return backend_->synchronizes_ranks(); }
+  // Called on every rank after each epoch's history and checkpoints are written.
+  void on_epoch_recorded(std::function<void(long epoch)> call) { epoch_recorded_ = std::move(call); }
   // When this process began its first train batch (for start-up measurements).
   std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
 
@@ -140,6 +142,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
   std::map<std::string, int> k_metrics_;
   bool outputs_checked_ = false;
+  std::function<void(long)> epoch_recorded_;
 };
 
 }  // namespace skein::core
