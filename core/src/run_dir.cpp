@@ -202,6 +202,12 @@ void RunDirectory::commit_new_run() {
   if (committed_) return;
   committed_ = true;
   if (!previous_aside_) return;
+  // The previous run's folders stayed (they may hold a user's files): those
+  // now empty go too.
+  std::vector<std::string> containers;
+  for (const auto& e : run_files::read_list(dir_ + "/" + run_files::kPreviousRun))
+    if (is_container(e)) containers.push_back(e);
+  remove_entries(root_, containers);
   // Renamed first, so that an interrupted deletion is never taken for a run to restore.
   if (::renameat(root_.fd(), run_files::kPreviousRun, root_.fd(), run_files::kDiscarded) != 0)
     throw std::runtime_error("cannot remove the previous run in " + dir_ + ": " + std::strerror(errno));
