@@ -13,6 +13,7 @@ namespace skein::launcher {
 int cmd_export(const std::vector<std::string>& args) {
   ExportArgs parsed;
   if (!parse_export_args(args, parsed)) return 0;  // --help
+  allow_in_environment(parsed.script);
   const std::string& format = parsed.format;
   const std::string& out = parsed.out;
   if (format != "torchscript" && format != "state_dict")

@@ -14,6 +14,7 @@ namespace skein::launcher {
 int cmd_predict(const std::vector<std::string>& args) {
   PredictArgs parsed;
   if (!parse_predict_args(args, parsed)) return 0;  // --help
+  allow_in_environment(parsed.script);
   const std::string& inputs_path = parsed.inputs;
   const std::string& out = parsed.out;
   const std::int64_t batch_size = parsed.batch_size;

@@ -18,6 +18,7 @@ int cmd_train(const std::vector<std::string>& args) {
   const bool allow_outside = parsed.allow_outside;
   // Plugins (and worker processes, which inherit it) read the opt-in from the environment.
   if (allow_outside) ::setenv(skein::env::kAllowOutsideRunDir, "1", 1);
+  allow_in_environment(parsed.script);
 
   if (parsed.distributed) {
     // Workers get the same request, without the launcher's flags.

@@ -1,10 +1,12 @@
 #include "command_options.hpp"
 
+#include <cstdlib>
 #include <iostream>
 
 #include <boost/program_options.hpp>
 
 #include "skein/core/launcher_env.hpp"
+#include "skein/env_vars.hpp"
 
 namespace po = boost::program_options;
 
@@ -20,6 +22,14 @@ void add_trained_model_options(po::options_description& opts, core::TrainedModel
       "checkpoint", po::value(&model.checkpoint),
       "checkpoint name under RUN_DIR/checkpoints (default: the newest epoch_*)")(
       "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins");
+}
+
+void add_script_options(po::options_description& opts, ScriptPermissions& script) {
+  opts.add_options()("allow-script-file-ops", po::bool_switch(&script.file_ops),
+                     "let a TorchScript model call operators that reach files or processes (torch.from_file, "
+                     "torch.save, rpc): only for files you trust")(
+      "allow-changed-script", po::bool_switch(&script.changed),
+      "use a TorchScript model file that changed since the checkpoint was written (a warning instead of an error)");
 }
 
 // --help: prints `usage` and the options, and returns false (nothing to run).
@@ -77,6 +87,7 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
       "let plugin options name files outside the run directory (absolute paths, '..', symlinks)")(
       "plugin-dir", po::value(&req.plugin_dirs)->composing(),
       "also scan this directory for plugins (repeatable)");
+  add_script_options(opts, out.script);
   po::options_description dist("distributed (starts worker processes, torchrun's conventions)");
   dist.add_options()("nproc-per-node", po::value(&launch_opts.nproc_per_node),
                      "worker processes on this machine")(
@@ -111,6 +122,7 @@ bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
       "format", po::value(&out.format)->required(),
       "torchscript (Python: torch.jit.load) or state_dict (Python: torch.load)")(
       "out", po::value(&out.out)->required(), "file to write");
+  add_script_options(opts, out.script);
   po::variables_map vm = parse_with_run_dir(args, opts);
   return finish(vm, "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]\n\n",
                 opts);
@@ -123,10 +135,16 @@ bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) 
       "inputs", po::value(&out.inputs)->required(), ".npy file of inputs [N, ...] (numpy.save)")(
       "out", po::value(&out.out)->required(), ".npy file to write the outputs to")(
       "batch-size", po::value(&out.batch_size), "samples per forward pass (default 256)");
+  add_script_options(opts, out.script);
   po::variables_map vm = parse_with_run_dir(args, opts);
   return finish(vm, "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
                 "[--batch-size N]\n\n",
                 opts);
+}
+
+void allow_in_environment(const ScriptPermissions& script) {
+  if (script.file_ops) ::setenv(env::kAllowScriptFileOps, "1", 1);
+  if (script.changed) ::setenv(env::kAllowChangedScript, "1", 1);
 }
 
 }  // namespace skein::launcher

@@ -13,22 +13,32 @@
 
 namespace skein::launcher {
 
+// What the user allows TorchScript model files (README, Security); each
+// becomes a SKEIN_ALLOW_* variable that the model and workers read.
+struct ScriptPermissions {
+  bool file_ops = false;  // --allow-script-file-ops
+  bool changed = false;   // --allow-changed-script
+};
+
 struct TrainArgs {
   core::TrainRequest request;
   LaunchOptions launch;
   bool allow_outside = false;
+  ScriptPermissions script;
   bool distributed = false;  // a launcher flag was given: start worker processes
 };
 
 struct ExportArgs {
   core::TrainedModelOptions model;
   std::string format, out;
+  ScriptPermissions script;
 };
 
 struct PredictArgs {
   core::TrainedModelOptions model;
   std::string inputs, out;
   std::int64_t batch_size = 256;
+  ScriptPermissions script;
 };
 
 // Each parses `args` (those after the command's name) into `out`. Returns
@@ -37,5 +47,8 @@ struct PredictArgs {
 bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out);
 bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out);
 bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out);
+
+// Sets the environment variables of what `script` allows (inherited by workers).
+void allow_in_environment(const ScriptPermissions& script);
 
 }  // namespace skein::launcher

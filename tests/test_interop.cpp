@@ -1,9 +1,12 @@
 #define BOOST_TEST_MODULE interop
 #include <boost/test/unit_test.hpp>
 
+#include <array>
+
 #include <torch/torch.h>
 
 #include "skein/core/state_dict_io.hpp"
+#include "skein/errors.hpp"
 #include "skein/npy.hpp"
 #include "test_support.hpp"
 
@@ -54,6 +57,16 @@ nlohmann::json regression_config(const std::string& loss) {
   cfg["loss"] = {{"plugin", loss}};
   cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 0.02}, {"momentum", 0.9}};
   cfg["max_epochs"] = 4;
+  return cfg;
+}
+
+// A TorchScript model of 4 inputs (interop.py's Regressor and its variants),
+// one epoch, a checkpoint.
+nlohmann::json script_regression_config(const std::string& model_path) {
+  auto cfg = regression_config("mse");
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", model_path}};
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
   return cfg;
 }
 
@@ -275,6 +288,87 @@ BOOST_AUTO_TEST_CASE(bad_models_losses_and_commands) {
                {"[5, 3]", "[16]"});
   BOOST_TEST(!boost::filesystem::exists(dir("x")));
   BOOST_TEST(!boost::filesystem::exists(dir("y.npy")));
+}
+
+BOOST_AUTO_TEST_CASE(torchscript_reaching_files_is_refused_before_any_of_it_runs) {
+  // Each module writes its target file as soon as some of its code runs:
+  // forward (in a nested block), a free function a forked method calls, a
+  // submodule's __setstate__ (which torch.jit.load runs while reading).
+  const std::vector<std::array<std::string, 3>> cases = {{"from_file", "FromFile.forward", "aten::from_file"},
+                                                         {"save_in_forked_helper", "save_copy", "aten::save"},
+                                                         {"save_in_setstate", "Tripwire.__setstate__", "aten::save"}};
+  for (const auto& [kind, function, op] : cases) {
+    BOOST_TEST_CONTEXT(kind) {
+      const std::string target = dir(kind + ".target"), model = dir(kind + ".pt");
+      test::write_text(target, "precious\n");
+      BOOST_TEST_REQUIRE(py("script_touching " + kind + " " + target + " " + model).exit_code == 0);
+      test::expect_one_error(train(script_regression_config(model), "run_" + kind), 2,
+                             {"model (plugin 'torchscript')", model, function + " calls " + op,
+                              "--allow-script-file-ops"});
+      BOOST_TEST(test::read_text(target) == "precious\n");
+    }
+  }
+  // The user may allow it, for train and for predict (which runs the module too).
+  const std::string target = dir("from_file.target"), model = dir("from_file.pt");
+  auto r = train(script_regression_config(model), "allowed", "--allow-script-file-ops");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(test::read_text(target) == "AAAAious\n");
+  BOOST_TEST_REQUIRE(py("inputs " + dir("in.npy") + " float32 5 4").exit_code == 0);
+  const std::string predict = "predict " + dir("allowed") + " --inputs " + dir("in.npy") + " --out " + dir("out.npy");
+  test::expect_one_error(skein(predict), 2, {"FromFile.forward calls aten::from_file"});
+  r = skein(predict + " --allow-script-file-ops");
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(torchscript_file_is_pinned_by_its_checkpoints) {
+  const std::string model = script("regressor");
+  auto r = train(script_regression_config(model), "pinned");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  // trainer.json records the file's SHA-256, as Python's hashlib computes it.
+  auto meta = load_json(dir("pinned/checkpoints/epoch_0001/trainer.json"));
+  BOOST_TEST(meta["script"]["path"].get<std::string>() == model);
+  BOOST_TEST(meta["script"]["sha256"].get<std::string>() + "\n" == py("sha256 " + model).out);
+
+  // Other code under the same name, with the same parameter names: outputs x100.
+  BOOST_TEST_REQUIRE(py("script scaled " + model).exit_code == 0);
+  BOOST_TEST_REQUIRE(py("inputs " + dir("in.npy") + " float32 5 4").exit_code == 0);
+  const std::vector<std::string> parts = {"checkpoint " + dir("pinned/checkpoints/epoch_0001"), model, "SHA-256",
+                                          "--allow-changed-script"};
+  const std::string predict = "predict " + dir("pinned") + " --inputs " + dir("in.npy") + " --out " + dir("out.npy");
+  const std::string resume = "train --resume " + dir("pinned") + " --set max_epochs=2 --plugin-dir " TEST_PLUGIN_DIR;
+  test::expect_one_error(skein(predict), 2, parts);
+  test::expect_one_error(skein("export " + dir("pinned") + " --format torchscript --out " + dir("x.pt")), 2, parts);
+  test::expect_one_error(skein(resume), 2, parts);
+  BOOST_TEST(!boost::filesystem::exists(dir("out.npy")));
+  BOOST_TEST(!boost::filesystem::exists(dir("x.pt")));
+  BOOST_TEST(load_json(dir("pinned/history.json")).size() == 1u);
+
+  // Accepted: a warning, and the new file is what the next checkpoint records.
+  r = skein(predict + " --allow-changed-script");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "skein: warning: checkpoint "), r.err);
+  r = skein(resume + " --allow-changed-script");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  meta = load_json(dir("pinned/checkpoints/epoch_0002/trainer.json"));
+  BOOST_TEST(meta["script"]["sha256"].get<std::string>() + "\n" == py("sha256 " + model).out);
+}
+
+BOOST_AUTO_TEST_CASE(libtorch_errors_read_as_their_cause) {
+  // Raised inside TorchScript code: the cause comes after the script's traceback.
+  test::expect_one_error(train(script_regression_config(script("bad_view")), "view"), 1,
+                         {"in TorchScript code: RuntimeError: invalid shape dimension -7"});
+  // A failed internal assertion (a callback reads an int attribute as a
+  // double): the condition, without libtorch's file, line and bug request.
+  auto r = train(image_config(script("int_scale")), "assert");
+  test::expect_one_error(r, 1, {"isDouble() failed (a libtorch internal check)"});
+  BOOST_TEST(!contains(r.err, "report a bug"), r.err);
+  BOOST_TEST(!contains(r.err, "ivalue.h"), r.err);
+  try {
+    TORCH_INTERNAL_ASSERT(1 + 1 == 3, "the cause, ", 42);
+  } catch (const c10::Error& e) {
+    BOOST_TEST(skein::first_line(e.what()) == "1 + 1 == 3 failed (a libtorch internal check): the cause, 42");
+  }
+  BOOST_TEST(skein::first_line("\nArguments for call are not valid.\nmore") == "Arguments for call are not valid.");
 }
 
 BOOST_AUTO_TEST_CASE(npy_files_from_numpy) {

@@ -114,6 +114,16 @@ std::optional<DataInfo> parse_data_info(const nlohmann::json& meta, const BadMet
   return d;
 }
 
+std::optional<CheckpointMeta::Script> parse_script(const nlohmann::json& meta, const BadMeta& bad) {
+  auto script = meta.find("script");
+  if (script == meta.end() || script->is_null()) return std::nullopt;
+  auto path = script->is_object() ? script->find("path") : script->end();
+  auto sha = script->is_object() ? script->find("sha256") : script->end();
+  if (path == script->end() || sha == script->end() || !path->is_string() || !sha->is_string())
+    throw bad("\"script\" must be {\"path\": FILE, \"sha256\": HEX}, got " + script->dump());
+  return CheckpointMeta::Script{path->get<std::string>(), sha->get<std::string>()};
+}
+
 }  // namespace
 
 CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where) {
@@ -141,6 +151,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.callbacks = parse_callbacks(meta, bad);
   out.files = parse_files(meta, bad);
   out.data_info = parse_data_info(meta, bad);
+  out.script = parse_script(meta, bad);
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());

@@ -10,6 +10,7 @@
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/run.hpp"
+#include "skein/core/script_pin.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/dataset.hpp"
@@ -105,6 +106,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   }
   const Options model_opts = config_.model.make_options();
   model_ = registry_.create<Model>(*config_.model.record, PluginArgs{model_opts, run, &info_, nullptr});
+  check_script_unchanged(*model_, meta, "checkpoint " + checkpoint_dir_);
   const std::string file = checkpoint_dir_ + "/" + kStateDictFile;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
   model_->eval();

@@ -10,7 +10,8 @@
 //   parallel.pt           every rank's parallel-wrapper state, by rank (only
 //                         for a wrapper that keeps one: ddp's PowerSGD)
 //   trainer.json          format, epoch, world size, seed, learning rates, each
-//                         callback's state; written last
+//                         callback's state, a TorchScript model's file and its
+//                         SHA-256; written last
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/digest.hpp"
 #include "skein/core/fault_point.hpp"
+#include "skein/core/script_pin.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/run_output.hpp"
@@ -120,15 +122,17 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
   // libtorch's optimizer archive does not bring back a changed learning rate.
   nlohmann::json lrs = nlohmann::json::array();
   for (auto& group : optimizer_->param_groups()) lrs.push_back(group.options().get_lr());
-  return {{"format", kCheckpointFormat},
-          {"epoch", epoch_},
-          {"lr", lrs},
-          {"world_size", run_.world_size},
-          {"seed", config_.seed},
-          {"model", config_.model.record->name},
-          {"data_info", {{"input_shape", data_info_.input_shape}, {"num_classes", data_info_.num_classes}}},
-          {"callbacks", callbacks},
-          {"files", checksums}};
+  nlohmann::json meta = {{"format", kCheckpointFormat},
+                         {"epoch", epoch_},
+                         {"lr", lrs},
+                         {"world_size", run_.world_size},
+                         {"seed", config_.seed},
+                         {"model", config_.model.record->name},
+                         {"data_info", {{"input_shape", data_info_.input_shape}, {"num_classes", data_info_.num_classes}}},
+                         {"callbacks", callbacks},
+                         {"files", checksums}};
+  if (auto script = script_pin(*model_); !script.is_null()) meta["script"] = script;
+  return meta;
 }
 
 void Trainer::write_checkpoint(const std::string& name) {
@@ -290,6 +294,7 @@ void Trainer::resume(const std::string& dir) {
   if (meta.world_size != run_.world_size)
     throw ConfigError(where + " was written by " + std::to_string(meta.world_size) + " ranks; this run has " +
                       std::to_string(run_.world_size) + " (resume with the same number of processes)");
+  check_script_unchanged(*model_, meta, where);
   torch::NoGradGuard no_grad;
   load_part(where, "model.pt", [&] { restore_model(dir + "/model.pt"); });
   load_part(where, "optimizer.pt", [&] { restore_optimizer(dir + "/optimizer.pt", meta.lr); });

@@ -2,9 +2,17 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 #include <torch/csrc/jit/serialization/import.h>
 
+#include "script_scan.hpp"
+#include "sha256.hpp"
+#include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "zip_record_sizes.hpp"
 
 namespace skein {
 
@@ -30,15 +38,56 @@ std::string signature(const c10::FunctionSchema& schema) {
   return s.str();
 }
 
+std::string read_bytes(const std::string& path, const std::string& owner) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) throw ConfigError(owner + ": option 'path': cannot read '" + path + "'");
+  return bytes.str();
+}
+
+// A module that reaches files or processes is refused unless the user allows
+// it (the refusal says how): the file's code runs with the user's rights.
+void refuse_outside_operators(const std::string& bytes, const std::string& path, const std::string& owner) {
+  std::optional<ScriptOperatorUse> use;
+  try {
+    use = find_outside_operator(bytes);
+  } catch (const std::exception& e) {
+    throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
+                      first_line(e.what()) + ")");
+  }
+  if (use)
+    throw ConfigError(owner + ": '" + path + "': " + use->function + " calls " + use->op +
+                      ", which reaches files or processes; a TorchScript file is a program that runs with your "
+                      "rights: if you trust this one, allow it with --allow-script-file-ops (or " +
+                      env::kAllowScriptFileOps + "=1)");
+}
+
 }  // namespace
 
-ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) : path_(path), owner_(owner) {
+bool script_file_ops_allowed() {
+  const char* v = std::getenv(env::kAllowScriptFileOps);
+  return v && std::string(v) == "1";
+}
+
+ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) : path_(path) {
   struct stat st {};
   if (path.empty()) throw ConfigError(owner + ": option 'path' is empty (a file saved by torch.jit.save)");
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     throw ConfigError(owner + ": option 'path': no such file '" + path + "'");
+  // The bytes checked and hashed are the bytes loaded, whatever happens to
+  // the file meanwhile.
+  const std::string bytes = read_bytes(path, owner);
+  sha256_ = sha256_hex(bytes);
   try {
-    script_ = torch::jit::load(path);
+    check_zip_record_sizes(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
+  }
+  if (!script_file_ops_allowed()) refuse_outside_operators(bytes, path, owner);
+  try {
+    std::istringstream in(bytes);
+    script_ = torch::jit::load(in);
   } catch (const std::exception& e) {
     throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");

@@ -2,7 +2,9 @@
 dicts and .npy files with Debian's python3-torch / python3-numpy, and checks
 what skein exports. Each subcommand exits 0 on success and 1, with a line on
 stderr, when a check fails."""
+import hashlib
 import sys
+from typing import Tuple
 
 import numpy as np
 import torch
@@ -41,6 +43,93 @@ class Regressor(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
+
+
+class Scaled(Regressor):
+    """The Regressor's parameters under the same names, other code: outputs x100."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x) * 100.0
+
+
+class IntScale(Classifier):
+    """A Classifier whose `scale` is an int: the script_probe callback's
+    toDouble() on it fails libtorch's internal check."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale: int = 3
+
+    @torch.jit.export
+    def describe(self) -> float:
+        return 2.0
+
+
+class BadView(Regressor):
+    """Fails inside TorchScript code at run time."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).view(-7, 3)
+
+
+# Modules that reach files (a TorchScript file is a program). Each writes
+# `target` when its code runs; skein must refuse them before that.
+class FromFile(Regressor):
+    def __init__(self, target: str):
+        super().__init__(1)
+        self.target = target
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.net(x)
+        if x.numel() > 0:  # in a nested block
+            t = torch.from_file(self.target, shared=True, size=4, dtype=torch.uint8).fill_(65)
+            y = y + t.sum() * 0
+        return y
+
+
+def save_copy(t: torch.Tensor, path: str) -> torch.Tensor:
+    torch.save(t, path)
+    return t
+
+
+class SaveInForkedHelper(FromFile):
+    """torch.save in a free function, called from a method run by fork, in a branch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 1e9:
+            return x
+        fut = torch.jit.fork(self.helper, x)
+        return torch.jit.wait(fut)
+
+    def helper(self, x: torch.Tensor) -> torch.Tensor:
+        return save_copy(self.net(x), self.target)
+
+
+class Tripwire(nn.Module):
+    """A submodule whose __setstate__ writes a file while torch.jit.load reads it."""
+
+    def __init__(self, target: str):
+        super().__init__()
+        self.target = target
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[str, bool]:
+        return (self.target, self.training)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[str, bool]) -> None:
+        self.target = state[0]
+        self.training = state[1]
+        torch.save(torch.zeros(1), self.target)
+
+
+class SaveInSetstate(Regressor):
+    def __init__(self, target: str):
+        super().__init__(1)
+        self.trip = Tripwire(target)
 
 
 class TwoInputs(nn.Module):
@@ -87,8 +176,19 @@ def main(argv):
         module = {"classifier": lambda: Classifier(),
                   "regressor": lambda: Regressor(1),
                   "two_inputs": lambda: TwoInputs(),
+                  "scaled": lambda: Scaled(1),
+                  "int_scale": lambda: IntScale(),
+                  "bad_view": lambda: BadView(1),
                   "mlp": lambda: Mlp(784, [256, 128], 10)}[kind]()
         torch.jit.script(module).save(out)
+    elif command == "script_touching":  # script_touching KIND TARGET OUT.pt
+        kind, target, out = args
+        module = {"from_file": FromFile, "save_in_forked_helper": SaveInForkedHelper,
+                  "save_in_setstate": SaveInSetstate}[kind](target)
+        torch.jit.script(module).save(out)
+    elif command == "sha256":  # sha256 FILE: prints its SHA-256
+        with open(args[0], "rb") as f:
+            print(hashlib.sha256(f.read()).hexdigest())
     elif command == "state_dict":  # state_dict MODEL.pt OUT.pt: a torch.save(state_dict) of a scripted model's shape
         model = torch.jit.load(args[0])
         with torch.no_grad():

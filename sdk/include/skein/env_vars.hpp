@@ -38,5 +38,8 @@ constexpr const char* kPluginPath = "SKEIN_PLUGIN_PATH";  // more plugin directo
 constexpr const char* kDebugPlugins = "SKEIN_DEBUG_PLUGINS";  // "1": explain plugin discovery on stderr
 constexpr const char* kAllowUnsafePluginDir = "SKEIN_ALLOW_UNSAFE_PLUGIN_DIR";  // "1": skip permission checks
 constexpr const char* kAllowOutsideRunDir = "SKEIN_ALLOW_OUTSIDE_RUN_DIR";      // "1": outputs may leave the run dir
+constexpr const char* kAllowScriptFileOps = "SKEIN_ALLOW_SCRIPT_FILE_OPS";      // "1": TorchScript may reach files
+constexpr const char* kAllowChangedScript = "SKEIN_ALLOW_CHANGED_SCRIPT";       // "1": a TorchScript file may differ
+                                                                                // from the one a checkpoint recorded
 
 }  // namespace skein::env

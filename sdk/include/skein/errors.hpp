@@ -27,9 +27,38 @@ class SKEIN_EXPORT PluginError : public std::runtime_error {
   ~PluginError() override;
 };
 
-// The first line of an error message (libtorch's carry a backtrace after it).
+// An error message as one line for users. libtorch's carry a C++ backtrace
+// after the first line; its compiler's start with an empty line; an error
+// raised inside TorchScript code names its cause after the script's
+// traceback; a failed internal assertion carries the source file and line and
+// a request to report a bug to PyTorch, dropped here (its condition and
+// message stay).
+// Inline: plugins built against API 2.x use it without a symbol of the host.
 inline std::string first_line(const std::string& message) {
-  return message.substr(0, message.find('\n'));
+  auto line_at = [&](std::size_t at) { return message.substr(at, message.find('\n', at) - at); };
+  auto starts = [](const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; };
+  std::string line = line_at(0);
+  // Interpreter: a header line, indented traceback lines, then "RuntimeError: <cause>".
+  const bool in_script = starts(line, "The following operation failed in the TorchScript interpreter");
+  auto blank = [](const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; };
+  for (std::size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 1)) {
+    if (!in_script && !blank(line)) break;
+    const std::string next = line_at(at + 1);
+    if (blank(next) || (in_script && (next[0] == ' ' || starts(next, "Traceback of TorchScript")))) continue;
+    line = in_script ? "in TorchScript code: " + next : next;
+    break;
+  }
+  // TORCH_INTERNAL_ASSERT: 'COND INTERNAL ASSERT FAILED at "FILE":LINE, please report a bug to PyTorch. MESSAGE'.
+  const std::string assert_at = " INTERNAL ASSERT FAILED at ", report = ", please report a bug to PyTorch.";
+  const std::size_t from = line.find(assert_at);
+  const std::size_t to = from == std::string::npos ? from : line.find(report, from);
+  if (to != std::string::npos) {
+    const std::size_t at = line.find_first_not_of(' ', to + report.size());
+    const std::string rest = at == std::string::npos ? "" : line.substr(at);
+    line = line.substr(0, from) + " failed (a libtorch internal check)" +
+           (rest.empty() || rest[0] == ')' ? rest : ": " + rest);
+  }
+  return line;
 }
 
 }  // namespace skein

@@ -31,6 +31,13 @@ struct CheckpointMeta {
   // The dataset's shape facts the model was built from (absent in older
   // checkpoints): export and predict make the model again without the data.
   std::optional<DataInfo> data_info;
+  // The TorchScript file of a TorchScript model (script_pin.hpp); absent for
+  // other models and in older checkpoints.
+  struct Script {
+    std::string path;
+    std::string sha256;  // 64 hex digits
+  };
+  std::optional<Script> script;
 };
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors
