@@ -14,7 +14,7 @@ packages=(
   libtorch-dev libgloo-dev
   libopenblas0-pthread
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
-  nlohmann-json3-dev zlib1g-dev libstb-dev
+  nlohmann-json3-dev zlib1g-dev libstb-dev libssl-dev
   dataset-fashion-mnist
 )
 test_packages=(

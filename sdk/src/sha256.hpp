@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 (FIPS 180-4) of bytes, for pinning files whose content is code: a
+// SHA-256 of bytes (OpenSSL's libcrypto), for pinning files whose content is code: a
 // CRC can be matched on purpose, this cannot.
 #include <string>
 
