@@ -28,6 +28,25 @@ using test::contains;
 using test::one_error_line;
 const std::string kSkein = SKEIN_EXE;
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizerMalloc = true;  // its shadow memory needs terabytes of address space
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitizerMalloc = true;
+#else
+constexpr bool kSanitizerMalloc = false;
+#endif
+#else
+constexpr bool kSanitizerMalloc = false;
+#endif
+
+// Runs tests/python/hostile_torch.py (see there) with `args`; its stdout.
+std::string hostile_torch(const std::string& args) {
+  auto r = test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR "/tests/python/hostile_torch.py " + args);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  return r.out;
+}
+
 // A command that may crash on purpose, without leaving a core file.
 std::string no_core_dump(const std::string& command) { return "sh -c 'ulimit -c 0; exec " + command + "'"; }
 
@@ -68,6 +87,20 @@ struct Fixture {
   }
   test::CommandResult resume(const std::string& run, const std::string& args = "") {
     return test::run(test::in_private_network(kSkein + " train --resume " + run + " " + args));
+  }
+  // As train(), with skein's peak resident memory (KiB) written to *peak_kib;
+  // outside AddressSanitizer, also with its address space capped at 4 GiB,
+  // so that a reader that would allocate gigabytes fails instead.
+  test::CommandResult train_measured(const std::string& args, long* peak_kib) {
+    const std::string peak = tmp.str("peak_kib");
+    const std::string cap = kSanitizerMalloc ? "" : "ulimit -v 4194304; ";
+    auto r = test::run(test::in_private_network(cap + "exec /usr/bin/time -f %M -o " + peak + " " + kSkein +
+                                                " train --plugin-dir " TEST_PLUGIN_DIR " --config " +
+                                                tmp.str("tiny.json") + " " + args));
+    // GNU time's last line; a line before it says when the command failed.
+    std::istringstream lines(test::read_text(peak));
+    for (std::string line; std::getline(lines, line);) *peak_kib = std::atol(line.c_str());
+    return r;
   }
   // As train(), with environment variables ("NAME=VALUE ...") set.
   test::CommandResult train_with_env(const std::string& env, const std::string& args) {
@@ -532,6 +565,73 @@ BOOST_AUTO_TEST_CASE(a_tensors_file_whose_records_claim_more_than_the_file_holds
   BOOST_REQUIRE(patched);
   test::write_text(tmp.str("big.pt"), zip);
   expect(train("--plugin tensors:train=" + tmp.str("big.pt")), 1, "/data/0' declares 4294967280 bytes, more than the file of");
+}
+
+// Issue 22's hostile torch.save files: each refused with one line naming the
+// file and what is wrong, within bounded time and memory.
+
+BOOST_AUTO_TEST_CASE(a_pickle_nested_too_deep_is_refused_not_a_stack_overflow) {
+  // 300000 tuples in each other: freeing them by recursion overflowed the stack.
+  hostile_torch("deep " + tmp.str("deep.pt") + " 300000");
+  expect(train("--plugin tensors:train=" + tmp.str("deep.pt")), 1,
+         "deep.pt' is not a file saved by torch.save (unsupported pickle: values nested more than 1000 deep)");
+  // 900 deep is read (and then refused for what it holds).
+  hostile_torch("deep " + tmp.str("900.pt") + " 900");
+  expect(train("--plugin tensors:train=" + tmp.str("900.pt")), 1, "900.pt: holds a Tuple");
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_that_claims_more_than_its_storage_holds_is_refused) {
+  // Inputs of 16x64 floats over a storage of one float: they held heap bytes.
+  hostile_torch("tensors " + tmp.str("over.pt"));
+  expect(train("--plugin tensors:train=" + tmp.str("over.pt")), 1,
+         tmp.str("over.pt") + ": tensor 'inputs' claims 1024 elements of Float at offset 0 but its storage holds 1");
+  // A storage whose pickle claims 1000 floats over a record of 4 bytes.
+  hostile_torch("short_record " + tmp.str("short.pt"));
+  expect(train("--plugin tensors:train=" + tmp.str("short.pt")), 1,
+         tmp.str("short.pt") + ": tensor 'inputs' has a storage of 4000 bytes, but its record 'data/0' holds 4");
+  // A state dict read by init_from (as a checkpoint is): a weight over a storage of one float.
+  const std::string run = checkpointed_run("weights");
+  std::istringstream printed(hostile_torch("state_dict " + run + "/checkpoints/epoch_0002/model_state_dict.pt " +
+                                           tmp.str("sd.pt")));
+  std::string name, reach;
+  printed >> name >> reach;
+  expect(train("--set init_from=" + tmp.str("sd.pt")), 2,
+         tmp.str("sd.pt") + ": tensor '" + name + "' claims " + reach + " elements of Float at offset 0 but its storage holds 1");
+}
+
+BOOST_AUTO_TEST_CASE(a_small_pickle_cannot_make_the_reader_allocate_gigabytes) {
+  long peak = 0;
+  // 9 bytes that memoize None in slot 2^29: the memo grew to 8.5 GB.
+  hostile_torch("memo " + tmp.str("memo.pt") + " 536870912");
+  auto r = train_measured("--plugin tensors:train=" + tmp.str("memo.pt"), &peak);
+  expect(r, 1, "memo.pt' is not a file saved by torch.save (unsupported pickle: memo slot 536870912 written when only 0 are in use)");
+  BOOST_TEST(peak < 2000000, peak << " KiB");
+  // A deflated pickle of 300 MiB in a file of 300 KB.
+  hostile_torch("deflated " + tmp.str("deflated.pt") + " 300");
+  r = train_measured("--plugin tensors:train=" + tmp.str("deflated.pt"), &peak);
+  expect(r, 1, "deflated.pt: its pickle would take more than ");
+  BOOST_TEST(contains(r.err, " of memory (64 MiB and 64 times the file's "), r.err);
+  BOOST_TEST(peak < 2000000, peak << " KiB");
+  // A storage of 1 MiB named by 1000 tensors is read once, not 1000 times.
+  hostile_torch("shared " + tmp.str("shared.pt") + " 1000 1");
+  r = train_measured("--set max_epochs=1 --plugin tensors:train=" + tmp.str("shared.pt"), &peak);
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(peak < 2000000, peak << " KiB");
+}
+
+BOOST_AUTO_TEST_CASE(an_input_that_is_not_a_regular_file_is_refused_by_name) {
+  // /dev/zero was read until memory ran out; a FIFO waited for a writer.
+  expect(train("--plugin tensors:train=/dev/zero"), 1, "'/dev/zero' is not a regular file (a character device)");
+  expect(train("--set init_from=/dev/zero"), 2, "init_from '/dev/zero' is not a regular file (a character device)");
+  const std::string fifo = tmp.str("fifo.pt");
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect(test::run(test::in_private_network(kSkein + " train --config " + tmp.str("tiny.json") +
+                                            " --plugin tensors:train=" + fifo), 20),
+         1, "'" + fifo + "' is not a regular file (a FIFO)");
+  expect(train("--plugin tensors:train=" + tmp.str()), 1, "'" + tmp.str() + "' is not a regular file (a directory)");
+  expect(test::run(test::in_private_network(kSkein + " train --config " + tmp.str("tiny.json") +
+                                            " --plugin npy:train_inputs=" + fifo + ",train_targets=" + fifo), 20),
+         1, "'" + fifo + "' is not a regular file (a FIFO)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
+#include "skein/torch_file.hpp"
 #include "test_support.hpp"
 
 // Inputs that the fuzz targets (fuzz/, docs/fuzzing-and-sanitizers.md) or
@@ -49,6 +50,19 @@ struct Fixture {
 
 std::string checkpoint_error(const std::string& text) {
   return test::message_of<skein::ConfigError>([&] { skein::core::parse_checkpoint_meta(text, "checkpoint C"); });
+}
+
+// The error of rewriting the protocol-2 pickle `body` (then STOP), or "".
+using namespace std::string_literals;
+
+std::string pickle_error(const std::string& body) {
+  return test::message_of<std::runtime_error>([&] { skein::plain_dict_pickle("\x80\x02" + body + "."); });
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
 }
 
 template <class T>
@@ -178,6 +192,34 @@ BOOST_AUTO_TEST_CASE(an_idx_file_of_no_images_is_an_error_not_a_division_by_zero
   test::write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
   auto err = idx_error();
   BOOST_TEST(has(err, "train-images-idx3-ubyte: holds no images"), err);
+}
+
+BOOST_AUTO_TEST_CASE(pickles_nested_too_deep_are_refused_however_they_nest) {
+  // libtorch frees nested values by recursion: 300000 tuples overflowed the stack.
+  const std::string deep = "values nested more than 1000 deep";
+  BOOST_TEST(has(pickle_error(repeat("(", 1001) + repeat("t", 1001)), deep));       // TUPLE
+  BOOST_TEST(has(pickle_error("N" + repeat("\x85", 1001)), deep));                   // TUPLE1
+  BOOST_TEST(has(pickle_error(repeat("]", 1002) + repeat("a", 1001)), deep));        // APPEND
+  BOOST_TEST(has(pickle_error("]" + repeat("(]", 1001) + repeat("e", 1001)), deep)); // APPENDS
+  BOOST_TEST(pickle_error(repeat("(", 999) + repeat("t", 999)).empty());
+  // A list changed through the memo after it went into a tuple: the tuple's
+  // depth would no longer hold, so the change is refused; so is a cycle.
+  BOOST_TEST(has(pickle_error("]q\x00\x85h\x00Na"s), "a value changed after it was put into another"));
+  BOOST_TEST(has(pickle_error("]q\x00h\x00" "a"s), "a container put into itself"));
+}
+
+BOOST_AUTO_TEST_CASE(pickle_memo_slots_and_dict_items_are_checked_before_libtorch_reads_them) {
+  // A 9-byte pickle made libtorch's memo 2^29 values long (8.5 GB).
+  BOOST_TEST(has(pickle_error("Nr\x00\x00\x00\x20"s), "memo slot 536870912 written when only 0 are in use"));
+  BOOST_TEST(has(pickle_error("h\x05"), "memo slot 5 read before it is written"));
+  // An odd count made libtorch read past its stack.
+  BOOST_TEST(has(pickle_error("}(Nu"), "dict items of an odd count"));
+  BOOST_TEST(has(pickle_error("(Nd"), "dict items of an odd count"));
+  // The OrderedDict class's slot (0) leaves the output: its slots are numbered from 0 again.
+  const std::string od = "\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01(X\x01\x00\x00\x00" "aq\x02Nu."s;
+  const std::string plain = "\x80\x02}q\x00(X\x01\x00\x00\x00" "aq\x01Nu."s;
+  BOOST_TEST(skein::plain_dict_pickle(od) == plain);
+  BOOST_TEST(skein::plain_dict_pickle(plain) == plain);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include "skein/core/trainer.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
+#include "skein/input_file.hpp"
 #include "skein/scripted_model.hpp"
 
 namespace fs = boost::filesystem;
@@ -62,6 +63,13 @@ std::string state_dict_file_of(const std::string& source) {
     if (!latest.empty()) return latest + "/" + kStateDictFile;
     throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
                       kStateDictFile + ") nor a run with checkpoints");
+  }
+  if (fs::exists(p)) {  // a FIFO, a device: refused before anything reads it
+    try {
+      regular_file_size(source);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(std::string("init_from ") + e.what());
+    }
   }
   throw ConfigError("init_from '" + source + "': no such file or directory");
 }

@@ -1,4 +1,5 @@
 #include "skein/npy.hpp"
+#include "skein/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -164,6 +165,7 @@ NpyLayout parse_layout(const std::string& bytes, std::size_t file_size, const st
 }
 
 torch::Tensor read_npy(const std::string& path) {
+  regular_file_size(path);  // /dev/zero would be read without end
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read '" + path + "'");
   std::ostringstream bytes;

@@ -4,6 +4,7 @@
 
 #include "skein/dataset.hpp"
 #include "skein/index_tensor.hpp"
+#include "skein/input_file.hpp"
 #include "skein/npy.hpp"
 #include "skein/plugin.hpp"
 
@@ -58,6 +59,7 @@ class NpyDataset final : public skein::StreamingDataset {
     struct stat st {};
     if (path.empty()) opt_.fail(key, "is empty (both test_inputs and test_targets, or neither)");
     if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
+    skein::regular_file_size(path);  // before map_npy opens it: opening a FIFO waits for a writer
     return skein::map_npy(path);
   }
 
