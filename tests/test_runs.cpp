@@ -1,7 +1,11 @@
 #define BOOST_TEST_MODULE runs
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -190,6 +194,74 @@ BOOST_AUTO_TEST_CASE(a_crash_while_writing_a_checkpoint_leaves_the_previous_one_
              without_durations(load_json(crashed + "/history.json")));
   BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
              test::read_text(crashed + "/checkpoints/epoch_0004/model.pt"));
+}
+
+// A resume trains again the epochs after its checkpoint; the loggers keep
+// each epoch once, as the resumed history has it: past a checkpoint that
+// `every` 2 skipped (epoch 3), and after a crash between epoch 3's end (its
+// lines written) and its checkpoint.
+BOOST_AUTO_TEST_CASE(a_resume_logs_each_epoch_and_batch_once) {
+  for (const auto& [every, fault] : std::vector<std::pair<int, std::string>>{
+           {2, ""}, {1, "SKEIN_TEST_CRASH_IN_CHECKPOINT=3"}}) {
+    auto cfg = test::synthetic_config();
+    cfg["max_epochs"] = 3;
+    cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every", every}},
+                        {{"plugin", "jsonl"}, {"batches", true}},
+                        {{"plugin", "tensorboard"}, {"batches", true}}};
+    const std::string run = dir("every" + std::to_string(every));
+    auto first = skein("--config " + write_config(cfg) + " --run-dir " + run, fault.empty() ? "" : test::with_fault(fault));
+    BOOST_REQUIRE_MESSAGE(first.exit_code == (fault.empty() ? 0 : 86), first.err);
+    if (every == 2) {  // and a kill while a line and a record were written: their starts go too
+      std::ofstream(run + "/metrics.jsonl", std::ios::app) << "{\"epoch\":3,\"train_lo";
+      for (auto& e : fs::directory_iterator(run + "/tensorboard"))
+        std::ofstream(e.path().string(), std::ios::app | std::ios::binary) << std::string("\x20\0\0\0\0\0\0\0\1\2", 10);
+    }
+    auto r = skein("--resume " + run + " --set max_epochs=5");
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "Resumed from " + run + "/checkpoints/epoch_0002"), r.out);
+    const auto history = load_json(run + "/history.json");
+    BOOST_REQUIRE(history.size() == 5u);
+
+    // jsonl: epochs 1..5, each after its own batches 0, 1, ... (12 train + 4 valid).
+    std::vector<long> epochs;
+    long batch = 0;
+    std::istringstream jsonl(test::read_text(run + "/metrics.jsonl"));
+    for (std::string text; std::getline(jsonl, text);) {
+      const auto line = nlohmann::json::parse(text);
+      if (line.contains("batch")) {
+        BOOST_TEST(line["batch"].get<long>() == batch++, text);
+        BOOST_TEST(line["epoch"].get<long>() == static_cast<long>(epochs.size()) + 1, text);
+        continue;
+      }
+      BOOST_TEST(batch == 16, text);
+      batch = 0;
+      epochs.push_back(line["epoch"].get<long>());
+      if (epochs.size() <= history.size())
+        BOOST_TEST(line["valid_loss"].get<double>() == history[epochs.size() - 1]["valid_loss"].get<double>());
+    }
+    BOOST_TEST((epochs == std::vector<long>{1, 2, 3, 4, 5}), every);
+
+    // tensorboard: over both files, each tag has each step once: epochs 1..5,
+    // batch rows 0..79 (the epoch-3 ones of the first attempt went).
+    std::map<std::string, std::vector<std::int64_t>> steps;
+    for (auto& e : fs::directory_iterator(run + "/tensorboard")) {
+      std::string version;
+      for (const auto& s : parse_events(e.path().string(), version)) {
+        steps[s.tag].push_back(s.step);
+        if (s.tag == "valid_loss") BOOST_TEST(s.value == history[s.step - 1]["valid_loss"].get<float>());
+      }
+    }
+    BOOST_REQUIRE(steps.count("valid_loss") && steps.count("batch/train_loss"));
+    std::set<std::int64_t> batch_rows;
+    for (auto& [tag, list] : steps) {
+      std::sort(list.begin(), list.end());
+      BOOST_TEST((std::adjacent_find(list.begin(), list.end()) == list.end()), tag << " every " << every);
+      if (tag.rfind("batch/", 0) == 0) batch_rows.insert(list.begin(), list.end());
+      else BOOST_TEST((list == std::vector<std::int64_t>{1, 2, 3, 4, 5}), tag << " every " << every);
+    }
+    BOOST_TEST(batch_rows.size() == 80u);
+    BOOST_TEST((batch_rows.empty() || (*batch_rows.begin() == 0 && *batch_rows.rbegin() == 79)));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(resume_errors_are_clear) {

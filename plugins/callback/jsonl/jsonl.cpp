@@ -1,15 +1,43 @@
 // Callback "jsonl": appends one JSON object per epoch (the epoch's values
 // without its batches) to <run_dir>/metrics.jsonl, and optionally one per
-// batch. Main rank only; each line is flushed as written.
+// batch. Main rank only; each line is flushed as written. On a resume the
+// file first loses what the checkpoint does not cover (see drop_lines_after).
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
+#include "skein/atomic_file.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_output.hpp"
 
 namespace {
+
+// A resumed run trains again every epoch after its checkpoint's, and those
+// epochs may already be in the file (a checkpoint every N epochs, or a kill
+// between an epoch's end and its checkpoint): their lines go, so that each
+// epoch is in the file once, as the resumed history has it. Lines of batches
+// carry their epoch and go with it. A line that is not a complete JSON object
+// with an integer "epoch" (the last line cut short by a kill) goes too.
+void drop_lines_after(const std::string& path, long last_epoch) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return;  // nothing written yet
+    throw std::runtime_error("jsonl: cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string kept, line;
+  bool dropped = false;
+  while (std::getline(in, line)) {
+    const bool complete = !in.eof();  // ended by '\n'
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    const bool covered = complete && j.is_object() && j.contains("epoch") && j["epoch"].is_number_integer() &&
+                         j["epoch"].get<long>() <= last_epoch;
+    if (covered) kept += line + '\n';
+    dropped = dropped || !covered;
+  }
+  if (in.bad()) throw std::runtime_error("jsonl: cannot read " + path + ": " + std::strerror(errno));
+  if (dropped) skein::write_file_atomic(path, kept);
+}
 
 class Jsonl final : public skein::Callback {
  public:
@@ -18,6 +46,8 @@ class Jsonl final : public skein::Callback {
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
+    // A resume: the history restored from the checkpoint is what the file keeps.
+    if (!ctx.history().empty()) drop_lines_after(path_, ctx.history().last().at("epoch").get<long>());
     out_.open(path_, std::ios::app);
     if (!out_) throw std::runtime_error("jsonl: cannot open " + path_ + ": " + std::strerror(errno));
   }

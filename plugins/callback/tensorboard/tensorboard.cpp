@@ -1,8 +1,10 @@
 // Callback "tensorboard": every numeric epoch value as a scalar (step = epoch),
 // optionally every batch value (tag "batch/<key>", step = batches so far), in
-// one event file written by the main rank.
+// one event file written by the main rank. On a resume the files of earlier
+// attempts first lose the steps the checkpoint does not cover.
 #include <memory>
 
+#include "event_trim.hpp"
 #include "event_writer.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
@@ -22,6 +24,10 @@ class TensorBoard final : public skein::Callback {
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
+    // A resume trains again every epoch after the checkpoint's (batch_step_
+    // came back with it): what the files hold of those goes first.
+    if (!ctx.history().empty())
+      skein_tb::keep_events_up_to(dir_, ctx.history().last().at("epoch").get<std::int64_t>(), batch_step_);
     // Recorded before it exists: --overwrite removes it, and not a file a user put beside it.
     const std::string file = skein::run_output_path(ctx.run(), dir_ + "/" + skein_tb::event_file_name(),
                                                     "tensorboard: event file");
