@@ -88,7 +88,7 @@ class Jsonl final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(Jsonl, callback, "jsonl", "1.0.0",
+SKEIN_PLUGIN(Jsonl, callback, "jsonl", "1.1.0",
              "Appends each epoch's values (and optionally each batch's) to metrics.jsonl",
              SKEIN_OPTION("file", string, "\"metrics.jsonl\"", "File, relative to the run directory"),
              SKEIN_OPTION("batches", boolean, "false", "Also write one line per batch (before its epoch's)"))
