@@ -12,6 +12,8 @@
 #include <regex>
 #include <sstream>
 
+#include "skein/quoted.hpp"
+
 namespace skein {
 
 namespace {
@@ -57,31 +59,57 @@ torch::Tensor parse_npy(const std::string& bytes, const std::string& name) {
   return out;
 }
 
-torch::Tensor map_npy(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
+struct MappedNpy::File {
+  std::string path;
+  int fd = -1;
+  void* base = MAP_FAILED;
+  std::size_t size = 0;      // the file's size when mapped: the mapping's
+  std::size_t needed = 0;    // bytes up to the array's end
+  struct timespec mtime {};  // when mapped
+
+  ~File() {
+    if (base != MAP_FAILED) ::munmap(base, size);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+MappedNpy::MappedNpy(const std::string& path) {
+  auto file = std::make_shared<File>();
+  file->path = path;
+  file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file->fd < 0) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(file->fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw std::runtime_error("'" + path + "' is not a regular file");
-  }
-  const auto size = static_cast<std::size_t>(st.st_size);
-  void* base = size ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-  ::close(fd);  // the mapping keeps the file
-  if (base == MAP_FAILED) throw std::runtime_error("'" + path + "': too short for a .npy file or cannot be mapped");
-  NpyLayout layout;
-  try {
-    const std::size_t head = std::min<std::size_t>(size, 1 << 16);  // the header is at most 64 KiB here
-    layout = parse_layout(std::string(static_cast<const char*>(base), head), size, path);
-  } catch (...) {
-    ::munmap(base, size);
-    throw;
-  }
-  char* data = static_cast<char*>(base) + layout.data_at;
-  return torch::from_blob(
-      data, layout.shape, [base, size](void*) { ::munmap(base, size); },
-      torch::TensorOptions().dtype(layout.type));
+  file->size = static_cast<std::size_t>(st.st_size);
+  file->mtime = st.st_mtim;
+  if (file->size) file->base = ::mmap(nullptr, file->size, PROT_READ, MAP_SHARED, file->fd, 0);
+  if (file->base == MAP_FAILED)
+    throw std::runtime_error("'" + path + "': too short for a .npy file or cannot be mapped");
+  const std::size_t head = std::min<std::size_t>(file->size, 1 << 16);  // the header is at most 64 KiB here
+  const NpyLayout layout = parse_layout(std::string(static_cast<const char*>(file->base), head), file->size, path);
+  file->needed = layout.data_at + layout.data_bytes;
+  char* data = static_cast<char*>(file->base) + layout.data_at;
+  file_ = file;
+  // The tensor's storage keeps the file mapped and open.
+  tensor_ = torch::from_blob(data, layout.shape, [file](void*) {}, torch::TensorOptions().dtype(layout.type));
 }
+
+void MappedNpy::check() const {
+  const File& f = *file_;
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw std::runtime_error(f.path + ": cannot stat the open file: " + std::strerror(errno));
+  const auto size = static_cast<std::size_t>(st.st_size);
+  const std::string advice =
+      "; to replace a file a run reads, write the new one under another name and rename it over the old";
+  if (size < f.needed)
+    throw std::runtime_error(f.path + ": truncated to " + std::to_string(size) + " bytes while the run reads it (" +
+                             std::to_string(f.needed) + " when opened)" + advice);
+  if (size != f.size || st.st_mtim.tv_sec != f.mtime.tv_sec || st.st_mtim.tv_nsec != f.mtime.tv_nsec)
+    throw std::runtime_error(f.path + ": modified in place while the run reads it" + advice);
+}
+
+torch::Tensor map_npy(const std::string& path) { return MappedNpy(path).tensor(); }
 
 namespace {
 
@@ -112,14 +140,14 @@ const Dtype& dtype_of(const std::string& header, const std::string& name) {
   if (header_value(header, "fortran_order", name) != "False")
     throw std::runtime_error(name + ": Fortran-ordered array; save it in C order (numpy.ascontiguousarray)");
   if (descr.size() < 2 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '>' && descr[0] != '='))
-    throw std::runtime_error(name + ": unsupported dtype '" + descr + "' (structured arrays are not supported)");
+    throw std::runtime_error(name + ": unsupported dtype " + skein::quoted(descr) + " (structured arrays are not supported)");
   if (descr[0] == '>' && descr.substr(1) != "i1" && descr.substr(1) != "u1" && descr.substr(1) != "b1")
-    throw std::runtime_error(name + ": big-endian dtype '" + descr + "'; save it little-endian (arr.astype('<" +
-                             descr.substr(1) + "'))");
+    throw std::runtime_error(name + ": big-endian dtype " + skein::quoted(descr) + "; save it little-endian (arr.astype('<" +
+                             skein::capped(descr.substr(1)) + "'))");
   for (const auto& d : kDtypes)
     if (descr.substr(1) == d.descr) return d;
   const std::string why = descr.substr(1) == "O" ? "object arrays cannot be read (they hold Python objects)"
-                                                 : "unsupported dtype '" + descr + "'";
+                                                 : "unsupported dtype " + skein::quoted(descr);
   throw std::runtime_error(name + ": " + why);
 }
 
@@ -133,14 +161,18 @@ std::vector<std::int64_t> shape_of(const std::string& header, const std::string&
   while (std::getline(items, item, ',')) {
     if (item.find_first_not_of(" \t") == std::string::npos) continue;
     std::int64_t extent = 0;
+    std::size_t used = 0;
     try {
-      std::size_t used = 0;
       extent = std::stoll(item, &used);
     } catch (const std::exception&) {
-      throw std::runtime_error(name + ": bad shape " + shape_text + " in the .npy header");
+      used = 0;
     }
-    if (extent < 0 || (extent > 0 && numel > INT64_MAX / extent))
-      throw std::runtime_error(name + ": bad shape " + shape_text + " in the .npy header");
+    // After the number only blanks, or the L of a Python 2 long ("(3L, 4L)"):
+    // "(3x,)" is no shape.
+    if (used > 0 && used < item.size() && item[used] == 'L') ++used;
+    const bool whole = used > 0 && item.find_first_not_of(" \t", used) == std::string::npos;
+    if (!whole || extent < 0 || (extent > 0 && numel > INT64_MAX / extent))
+      throw std::runtime_error(name + ": bad shape " + skein::capped(shape_text) + " in the .npy header");
     numel *= extent;
     shape.push_back(extent);
   }

@@ -18,7 +18,9 @@
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
 #include "skein/plugin.hpp"
+#include "skein/quoted.hpp"
 #include "skein/run_output.hpp"
+#include "skein/warning.hpp"
 
 namespace {
 
@@ -99,7 +101,7 @@ struct Layout {
   // "FILE:LINE: column 3 ('petal_width')" (1-based; the name when there is a header).
   std::string where(const std::string& file, std::size_t line, std::size_t column) const {
     std::string text = at_line(file, line) + "column " + std::to_string(column + 1);
-    if (!names.empty()) text += " ('" + names[column] + "')";
+    if (!names.empty()) text += " (" + skein::quoted(names[column]) + ")";
     return text;
   }
 };
@@ -111,11 +113,34 @@ bool looks_numeric(const std::string& field) {
   return field.empty() || skein_csv::parse_float(field, ignored) != NumberStatus::not_a_number;
 }
 
-// A first row is a header when a field other than the target is not a number.
-bool looks_like_header(const Row& first, std::optional<std::size_t> target) {
+// Whether a first row is a header, and whether option header "auto" guessed
+// it (the user then hears which way).
+struct HeaderChoice {
+  bool header = false;
+  bool guessed = false;
+};
+
+// A field other than the target that is not a number: the row cannot be data.
+bool holds_a_name(const Row& first, std::optional<std::size_t> target) {
   for (std::size_t i = 0; i < first.fields.size(); ++i)
     if (i != target && !looks_numeric(first.fields[i])) return true;
   return false;
+}
+
+// "0,1,...,N-1": the column names pandas writes for a DataFrame made from an
+// array (to_csv(index=False)). A data row is hardly ever exactly that.
+bool is_numbered_header(const Row& first) {
+  for (std::size_t i = 0; i < first.fields.size(); ++i)
+    if (first.fields[i] != std::to_string(i)) return false;
+  return true;
+}
+
+// Option header "auto" on a first row: a header when it holds a name (no
+// guess: as data it would fail); else, a guess, a header when it numbers the
+// columns 0..N-1 and data otherwise.
+HeaderChoice guess_header(const Row& first, std::optional<std::size_t> target) {
+  if (holds_a_name(first, target)) return {true, false};
+  return {is_numbered_header(first), true};
 }
 
 // The column option `target` names: "" the last, a name in `names` (the
@@ -132,19 +157,30 @@ std::optional<std::size_t> target_column(const std::string& target, const std::v
 }
 
 // Whether the train file's first row is a header (option header, or "auto").
-bool has_header(const Settings& s, const Row& first) {
-  if (s.header != HeaderMode::automatic) return s.header == HeaderMode::yes;
+HeaderChoice train_header(const Settings& s, const Row& first) {
+  if (s.header != HeaderMode::automatic) return {s.header == HeaderMode::yes, false};
   // A target given by name that the first row holds: that row is the header.
   const auto& fields = first.fields;
   if (!s.target.empty() && !skein_csv::parse_integer(s.target) &&
       std::find(fields.begin(), fields.end(), s.target) != fields.end())
-    return true;
-  return looks_like_header(first, target_column(s.target, {}, fields.size()));
+    return {true, false};
+  return guess_header(first, target_column(s.target, {}, fields.size()));
 }
 
+// The warning saying which way "auto" took an all-number first row.
+std::string header_guess_text(const std::string& file, const Row& first, bool header) {
+  if (header)
+    return file + ": header \"auto\" took the first row (0,1,...," + std::to_string(first.fields.size() - 1) +
+           ": the column names pandas writes for unnamed columns) as a header; set header \"no\" if it is data";
+  return file + ": header \"auto\" took the first row, all numbers, as data; set header \"yes\" if it is a header";
+}
+
+// "a, b, c", each name capped and at most 20 of them, for messages.
 std::string joined(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 20;
   std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) text += (i ? ", " : "") + skein::capped(names[i]);
+  if (names.size() > kShown) text += ", ... (" + std::to_string(names.size()) + " columns)";
   return text;
 }
 
@@ -161,13 +197,13 @@ std::string joined(const std::vector<std::string>& names) {
                                                      : " (its first row is all numbers; set header \"yes\")"));
 }
 
-Layout train_layout(const Settings& s, const skein::Options& opt, const Row& first) {
+Layout train_layout(const Settings& s, const skein::Options& opt, const Row& first, bool header) {
   Layout layout;
   layout.columns = first.fields.size();
   if (layout.columns < 2)
     throw std::runtime_error(at_line(s.train, first.line) + fields_text(layout.columns) +
                              "; a csv dataset needs at least one input column and the target");
-  if (has_header(s, first)) layout.names = first.fields;
+  if (header) layout.names = first.fields;
   const auto target = target_column(s.target, layout.names, layout.columns);
   if (!target) bad_target(s, opt, layout);
   if (std::count(layout.names.begin(), layout.names.end(), s.target) > 1)
@@ -177,10 +213,11 @@ Layout train_layout(const Settings& s, const skein::Options& opt, const Row& fir
 }
 
 // The test file's first row is a header as configured; with "auto" when it
-// repeats the train header or looks like a header.
-bool test_has_header(const Settings& s, const Layout& layout, const Row& first) {
-  if (s.header != HeaderMode::automatic) return s.header == HeaderMode::yes;
-  return (!layout.names.empty() && first.fields == layout.names) || looks_like_header(first, layout.target);
+// repeats the train header, else as guess_header says.
+HeaderChoice test_header(const Settings& s, const Layout& layout, const Row& first) {
+  if (s.header != HeaderMode::automatic) return {s.header == HeaderMode::yes, false};
+  if (!layout.names.empty() && first.fields == layout.names) return {true, false};
+  return guess_header(first, layout.target);
 }
 
 // A test header must name the train file's columns, in the same order.
@@ -191,8 +228,8 @@ void check_test_header(const Settings& s, const Layout& layout, const Row& heade
                              std::to_string(layout.columns) + " as in " + s.train);
   for (std::size_t i = 0; i < layout.names.size(); ++i)
     if (header.fields[i] != layout.names[i])
-      throw std::runtime_error(where + "column " + std::to_string(i + 1) + " is '" + header.fields[i] +
-                               "', but '" + layout.names[i] + "' in " + s.train +
+      throw std::runtime_error(where + "column " + std::to_string(i + 1) + " is " + skein::quoted(header.fields[i]) +
+                               ", but " + skein::quoted(layout.names[i]) + " in " + s.train +
                                " (the test file must have the train file's columns)");
 }
 
@@ -210,9 +247,9 @@ std::string number_problem(const std::string& text, NumberStatus status) {
   switch (status) {
     case NumberStatus::ok: break;
     case NumberStatus::not_a_number:
-      return text.empty() ? "empty field (missing values are not supported)" : "'" + text + "' is not a number";
-    case NumberStatus::not_finite: return "'" + text + "' is not finite (nan and inf are refused)";
-    case NumberStatus::out_of_range: return "'" + text + "' is out of float32 range";
+      return text.empty() ? "empty field (missing values are not supported)" : skein::quoted(text) + " is not a number";
+    case NumberStatus::not_finite: return skein::quoted(text) + " is not finite (nan and inf are refused)";
+    case NumberStatus::out_of_range: return skein::quoted(text) + " is out of float32 range";
   }
   return "";
 }
@@ -285,8 +322,8 @@ torch::Tensor class_ids(const Table& t, const Layout& layout, const std::vector<
       throw std::runtime_error(layout.where(t.file, t.lines[r], layout.target) + ": empty label");
     const auto found = id.find(label);
     if (found == id.end())
-      throw std::runtime_error(layout.where(t.file, t.lines[r], layout.target) + ": label '" + label +
-                               "' is not among the " + std::to_string(classes.size()) + " classes of " +
+      throw std::runtime_error(layout.where(t.file, t.lines[r], layout.target) + ": label " + skein::quoted(label) +
+                               " is not among the " + std::to_string(classes.size()) + " classes of " +
                                train_file);
     ids.push_back(found->second);
   }
@@ -317,7 +354,8 @@ void save_classes(const skein::RunInfo& run, const std::vector<std::string>& cla
 
 class CsvDataset final : public skein::InMemoryDataset {
  public:
-  explicit CsvDataset(const skein::PluginArgs& args) : opt_(args.options), s_(read_settings(opt_)) {
+  explicit CsvDataset(const skein::PluginArgs& args)
+      : opt_(args.options), s_(read_settings(opt_)), main_(args.run.is_main()) {
     Table train = read_train();
     std::optional<Table> test;
     if (!s_.test.empty()) test = read_test();
@@ -340,8 +378,10 @@ class CsvDataset final : public skein::InMemoryDataset {
     std::ifstream in = open_file(opt_, "train", s_.train);
     CsvReader reader(in, s_.train, s_.delimiter);
     const Row first = first_row(reader);
-    layout_ = train_layout(s_, opt_, first);
-    return read_rows(reader, layout_, layout_.names.empty() ? std::optional<Row>(first) : std::nullopt, "");
+    const HeaderChoice header = train_header(s_, first);
+    layout_ = train_layout(s_, opt_, first, header.header);
+    if (header.guessed) tell_guess(s_.train, first, header.header);
+    return read_rows(reader, layout_, header.header ? std::nullopt : std::optional<Row>(first), "");
   }
 
   Table read_test() {
@@ -349,13 +389,21 @@ class CsvDataset final : public skein::InMemoryDataset {
     CsvReader reader(in, s_.test, s_.delimiter);
     const Row first = first_row(reader);
     const std::string expected = " as in " + s_.train;
-    if (!test_has_header(s_, layout_, first)) return read_rows(reader, layout_, first, expected);
+    const HeaderChoice header = test_header(s_, layout_, first);
+    if (header.guessed) tell_guess(s_.test, first, header.header);
+    if (!header.header) return read_rows(reader, layout_, first, expected);
     check_test_header(s_, layout_, first);
     return read_rows(reader, layout_, std::nullopt, expected);
   }
 
+  // One warning line per file, from rank 0 only: every rank reads the same files.
+  void tell_guess(const std::string& file, const Row& first, bool header) const {
+    if (main_) skein::warn(opt_.owner() + ": " + header_guess_text(file, first, header));
+  }
+
   skein::Options opt_;
   Settings s_;
+  bool main_;
   Layout layout_;
 };
 
@@ -368,7 +416,8 @@ SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.0.0",
              SKEIN_OPTION("target", string, "\"\"",
                           "Target column: a header name or a 0-based index (empty: the last column)"),
              SKEIN_OPTION("header", string, "\"auto\"",
-                          "auto (the first row is a header when a non-target field is not a number), yes or no"),
+                          "auto (the first row is a header when a non-target field is not a number or when it is 0,1,...,N-1; "
+                          "a warning says which an all-number first row was taken for), yes or no"),
              SKEIN_OPTION("task", string, "\"classification\"",
                           "classification (labels to class ids, saved as csv_classes.json) or regression "
                           "(float targets, one output)"),

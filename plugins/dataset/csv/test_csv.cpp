@@ -8,6 +8,7 @@
 #include "skein/core/option_schema.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 #include "test_support.hpp"
 
 // The csv dataset plugin: parsing, the header and target rules, class ids,
@@ -65,6 +66,20 @@ struct Fixture {
 
   skein::core::PluginRegistry registry;
   test::TempDir tmp;
+};
+
+// The warnings given while it lives (skein::warn's log hook).
+struct Warnings {
+  Warnings() {
+    skein::set_warning_log([this](const std::string& line) { lines.push_back(line); });
+  }
+  ~Warnings() { skein::set_warning_log(nullptr); }
+  std::string all() const {
+    std::string text;
+    for (const auto& line : lines) text += line;
+    return text;
+  }
+  std::vector<std::string> lines;
 };
 
 std::vector<float> floats(const torch::Tensor& t) {
@@ -146,6 +161,66 @@ BOOST_AUTO_TEST_CASE(header_is_detected_or_absent) {
   // header "no" makes a name row data, which then is not a number.
   const auto err = data_error({{"train", tmp.str("named.csv")}, {"header", "no"}});
   BOOST_TEST(contains(err, tmp.str("named.csv") + ":1: column 1: 'a' is not a number"), err);
+}
+
+// pandas writes "0,1,...,N-1" as the header of a DataFrame made from an
+// array: "auto" skips it, and says so; any other all-number first row is
+// data, and "auto" says that too.
+BOOST_AUTO_TEST_CASE(numbered_header_is_skipped_and_numeric_first_row_kept) {
+  {
+    Warnings w;
+    auto data = open({{"train", file("numbered.csv", "0,1,2,3\n5.1,3.5,1.4,0\n4.9,3.0,1.4,1\n6.3,3.3,6.0,2\n")}});
+    BOOST_TEST(data->train().size() == 3);
+    BOOST_TEST(data->info().num_classes == 3);  // no class "3" from the header
+    BOOST_TEST(floats(data->train().inputs)[0] == 5.1f);
+    BOOST_REQUIRE(w.lines.size() == 1u);
+    BOOST_TEST(contains(w.lines[0], "data (plugin 'csv'): " + tmp.str("numbered.csv") +
+                                        ": header \"auto\" took the first row (0,1,...,3"),
+               w.all());
+    BOOST_TEST(contains(w.lines[0], "as a header; set header \"no\" if it is data"), w.all());
+  }
+  {
+    Warnings w;
+    // Two columns: "0,1" is pandas' header too.
+    auto data = open({{"train", file("two.csv", "0,1\n0.5,1\n0.25,0\n")}});
+    BOOST_TEST(data->train().size() == 2);
+    BOOST_TEST(w.lines.size() == 1u, w.all());
+  }
+  {
+    Warnings w;
+    // Numbers, but not the column numbers: the first row is data.
+    auto data = open({{"train", file("data.csv", "0,1,2,2\n5.1,3.5,1.4,0\n4.9,3.0,1.4,1\n")}});
+    BOOST_TEST(data->train().size() == 3);
+    BOOST_TEST(floats(data->train().inputs)[0] == 0.0f);
+    BOOST_REQUIRE(w.lines.size() == 1u);
+    BOOST_TEST(contains(w.lines[0], tmp.str("data.csv") + ": header \"auto\" took the first row, all numbers, as data; "
+                                                          "set header \"yes\" if it is a header"),
+               w.all());
+  }
+  {
+    Warnings w;
+    // header "no" keeps "0,1,2,3" as data; a row of names needs no guess; rank 1 stays quiet.
+    auto data = open({{"train", tmp.str("numbered.csv")}, {"header", "no"}});
+    BOOST_TEST(data->train().size() == 4);
+    BOOST_TEST(data->info().num_classes == 4);
+    open({{"train", file("named.csv", kIris)}});
+    skein::RunInfo rank1;
+    rank1.rank = 1;
+    open({{"train", tmp.str("data.csv")}}, rank1);
+    BOOST_TEST(w.lines.empty(), w.all());
+  }
+  {
+    Warnings w;
+    // The test file follows the same rule, with its own line.
+    auto data = open({{"train", tmp.str("numbered.csv")}, {"test", file("test.csv", "0,1,2,3\n6.0,2.2,5.0,2\n")}});
+    BOOST_TEST(data->test()->size() == 1);
+    BOOST_TEST(w.lines.size() == 1u, w.all());  // the test header repeats the train one: no guess
+    auto plain = open({{"train", tmp.str("data.csv")}, {"test", file("test2.csv", "1,2,3,2\n")}});
+    BOOST_TEST(plain->test()->size() == 1);
+    BOOST_TEST(w.lines.size() == 3u, w.all());
+    BOOST_TEST(contains(w.lines[2], tmp.str("test2.csv") + ": header \"auto\" took the first row, all numbers, as data"),
+               w.all());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(target_by_name_by_index_or_last) {
@@ -313,6 +388,34 @@ BOOST_AUTO_TEST_CASE(values_that_are_not_numbers) {
   // Tiny values are not an error: they round to float32 (here to 0).
   auto tiny = open({{"train", file("tiny.csv", "1e-50,+2,x\n")}});
   BOOST_TEST(floats(tiny->train().inputs) == std::vector<float>({0, 2}));
+}
+
+// A value echoed in an error is capped: a 1 MB field gives a short message.
+BOOST_AUTO_TEST_CASE(long_values_are_capped_in_errors) {
+  const std::string huge(1000000, 'x');
+  const std::string head = "'" + std::string(60, 'x') + "...' (1000000 bytes)";
+  auto err = data_error({{"train", file("v.csv", "a,b,label\n1," + huge + ",x\n")}});
+  BOOST_TEST(contains(err, "v.csv:2: column 2 ('b'): " + head + " is not a number"), err.substr(0, 300));
+  BOOST_TEST(err.size() < 400u);
+  // A long column name in the place of an error.
+  err = data_error({{"train", file("n.csv", "a," + huge + ",label\n1,q,x\n")}});
+  BOOST_TEST(contains(err, "n.csv:2: column 2 (" + head + "): 'q' is not a number"), err.substr(0, 300));
+  BOOST_TEST(err.size() < 400u);
+  // A test label, a test header, and the column list of a bad target.
+  const auto train = file("train.csv", kIris);
+  err = data_error({{"train", train}, {"test", file("t.csv", "1,2," + huge + "\n")}});
+  BOOST_TEST(contains(err, "label " + head + " is not among the 3 classes"), err.substr(0, 300));
+  BOOST_TEST(err.size() < 400u + train.size());
+  err = data_error({{"train", train}, {"test", file("h.csv", "sepal_length," + huge + ",species\n1,2,setosa\n")}});
+  BOOST_TEST(contains(err, "column 2 is " + head + ", but 'sepal_width' in"), err.substr(0, 300));
+  BOOST_TEST(err.size() < 400u + train.size());
+  std::string wide;
+  for (int i = 0; i < 1000; ++i) wide += "c" + std::to_string(i) + ",";
+  err = config_error({{"train", file("wide.csv", wide + huge + "\n1\n")},
+                      {"target", "nope"}});
+  BOOST_TEST(contains(err, "(columns: c0, c1, c2, "), err.substr(0, 300));
+  BOOST_TEST(contains(err, "c19, ... (1001 columns))"), err.substr(0, 300));
+  BOOST_TEST(err.size() < 600u, err.size());
 }
 
 BOOST_AUTO_TEST_CASE(rows_of_another_width) {

@@ -13,18 +13,28 @@ namespace {
 // Rows of two mapped arrays; converted to model inputs and loss targets per batch.
 class NpySource final : public skein::SampleSource {
  public:
-  NpySource(torch::Tensor inputs, torch::Tensor targets) : inputs_(std::move(inputs)), targets_(std::move(targets)) {}
-  std::int64_t size() const override { return inputs_.size(0); }
-  const torch::Tensor& inputs() const { return inputs_; }
-  const torch::Tensor& targets() const { return targets_; }
+  NpySource(skein::MappedNpy inputs, skein::MappedNpy targets)
+      : inputs_(std::move(inputs)), targets_(std::move(targets)) {}
+  std::int64_t size() const override { return inputs().size(0); }
+  const torch::Tensor& inputs() const { return inputs_.tensor(); }
+  const torch::Tensor& targets() const { return targets_.tensor(); }
   skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions&) const override {
+    // Before reading: a file truncated since is an error, not SIGBUS. After:
+    // the rows copied are the data opened, not a file half rewritten.
+    check();
     const torch::Tensor idx = skein::index_tensor(indices);
-    return {skein::as_model_inputs(inputs_.index_select(0, idx)),
-            skein::as_loss_targets(targets_.index_select(0, idx))};
+    skein::TensorSplit batch{inputs().index_select(0, idx), targets().index_select(0, idx)};
+    check();
+    return {skein::as_model_inputs(batch.inputs), skein::as_loss_targets(batch.targets)};
   }
 
  private:
-  torch::Tensor inputs_, targets_;
+  void check() const {
+    inputs_.check();
+    targets_.check();
+  }
+
+  skein::MappedNpy inputs_, targets_;
 };
 
 class NpyDataset final : public skein::StreamingDataset {
@@ -46,21 +56,23 @@ class NpyDataset final : public skein::StreamingDataset {
 
  private:
   std::shared_ptr<NpySource> open(const char* inputs_key, const char* targets_key) const {
-    const torch::Tensor inputs = map(inputs_key), targets = map(targets_key);
+    const skein::MappedNpy mapped_inputs = map(inputs_key), mapped_targets = map(targets_key);
+    const torch::Tensor& inputs = mapped_inputs.tensor();
+    const torch::Tensor& targets = mapped_targets.tensor();
     if (inputs.dim() < 1 || targets.dim() < 1 || inputs.size(0) != targets.size(0))
       throw std::runtime_error(opt_.get_string(inputs_key) + " holds " + std::to_string(inputs.dim() ? inputs.size(0) : 0) +
                                " samples but " + opt_.get_string(targets_key) + " holds " +
                                std::to_string(targets.dim() ? targets.size(0) : 0));
     if (inputs.size(0) == 0) throw std::runtime_error(opt_.get_string(inputs_key) + ": holds no samples");
-    return std::make_shared<NpySource>(inputs, targets);
+    return std::make_shared<NpySource>(mapped_inputs, mapped_targets);
   }
-  torch::Tensor map(const char* key) const {
+  skein::MappedNpy map(const char* key) const {
     const std::string path = opt_.get_string(key);
     struct stat st {};
     if (path.empty()) opt_.fail(key, "is empty (both test_inputs and test_targets, or neither)");
     if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
-    skein::regular_file_size(path);  // before map_npy opens it: opening a FIFO waits for a writer
-    return skein::map_npy(path);
+    skein::regular_file_size(path);  // before it is opened: opening a FIFO waits for a writer
+    return skein::MappedNpy(path);
   }
 
   skein::Options opt_;
