@@ -15,6 +15,7 @@
 #include "csv_table.hpp"
 #include "skein/atomic_file.hpp"
 #include "skein/dataset.hpp"
+#include "skein/input_file.hpp"
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
 #include "skein/plugin.hpp"
@@ -79,6 +80,11 @@ Settings read_settings(const skein::Options& opt) {
 std::ifstream open_file(const skein::Options& opt, const std::string& key, const std::string& path) {
   const std::string prefix = opt.owner() + ": option '" + key + "': cannot read '" + path + "'";
   if (boost::filesystem::is_directory(path)) throw skein::ConfigError(prefix + " (a directory)");
+  try {
+    skein::regular_file_size(path);  // a FIFO would block the open, /dev/zero never end
+  } catch (const std::runtime_error& e) {
+    throw skein::ConfigError(opt.owner() + ": option '" + key + "': " + e.what());
+  }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw skein::ConfigError(prefix + (errno ? " (" + std::string(std::strerror(errno)) + ")" : ""));
