@@ -14,17 +14,7 @@
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizerMalloc = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitizerMalloc = true;
-#else
-constexpr bool kSanitizerMalloc = false;
-#endif
-#else
-constexpr bool kSanitizerMalloc = false;
-#endif
+constexpr bool kSanitizerMalloc = test::kAddressSanitizer;
 
 const std::string kSkein = SKEIN_EXE;
 

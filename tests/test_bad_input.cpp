@@ -28,17 +28,7 @@ using test::contains;
 using test::one_error_line;
 const std::string kSkein = SKEIN_EXE;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizerMalloc = true;  // its shadow memory needs terabytes of address space
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitizerMalloc = true;
-#else
-constexpr bool kSanitizerMalloc = false;
-#endif
-#else
-constexpr bool kSanitizerMalloc = false;
-#endif
+constexpr bool kSanitizerMalloc = test::kAddressSanitizer;  // its shadow memory needs terabytes of address space
 
 // Runs tests/python/hostile_torch.py (see there) with `args`; its stdout.
 std::string hostile_torch(const std::string& args) {

@@ -14,6 +14,20 @@
 
 namespace test {
 
+// Whether this program was built with AddressSanitizer (whose malloc and
+// shadow memory change what memory limits and allocator tests can expect).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // A fresh directory under the system temp dir, removed on destruction.
 struct TempDir {
   TempDir();

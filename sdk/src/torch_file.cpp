@@ -535,8 +535,10 @@ void check_tensors(const c10::IValue& root, const std::map<const void*, std::sha
   std::vector<std::pair<c10::IValue, std::string>> todo{{root, ""}};
   std::unordered_set<const void*> seen;  // containers shared by several others are checked once
   while (!todo.empty()) {
-    const auto [value, name] = std::move(todo.back());
+    const auto entry = std::move(todo.back());
     todo.pop_back();
+    const c10::IValue& value = entry.first;
+    const std::string& name = entry.second;  // a plain reference: lambdas below capture it
     if (value.isTensor()) {
       check_tensor(value.toTensor(), name.empty() ? "(the whole file)" : name, records);
       continue;
