@@ -74,6 +74,7 @@ struct MappedNpy::File {
 };
 
 MappedNpy::MappedNpy(const std::string& path) {
+  regular_file_size(path);  // before the open: opening a FIFO waits for a writer
   auto file = std::make_shared<File>();
   file->path = path;
   file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -4,7 +4,6 @@
 
 #include "skein/dataset.hpp"
 #include "skein/index_tensor.hpp"
-#include "skein/input_file.hpp"
 #include "skein/npy.hpp"
 #include "skein/plugin.hpp"
 
@@ -71,8 +70,7 @@ class NpyDataset final : public skein::StreamingDataset {
     struct stat st {};
     if (path.empty()) opt_.fail(key, "is empty (both test_inputs and test_targets, or neither)");
     if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
-    skein::regular_file_size(path);  // before it is opened: opening a FIFO waits for a writer
-    return skein::MappedNpy(path);
+    return skein::MappedNpy(path);  // refuses a FIFO or device before opening it
   }
 
   skein::Options opt_;
