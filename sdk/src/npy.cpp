@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <cctype>
 #include <sstream>
 
 #include "skein/quoted.hpp"
@@ -31,12 +31,36 @@ constexpr Dtype kDtypes[] = {{"b1", torch::kBool},  {"i1", torch::kChar},    {"u
                              {"i2", torch::kShort}, {"i4", torch::kInt},     {"i8", torch::kLong},
                              {"f2", torch::kHalf},  {"f4", torch::kFloat},   {"f8", torch::kDouble}};
 
+// The value of `key` in the header's dict literal: a quoted string, True,
+// False or a tuple, as written. A plain scan, not std::regex: libstdc++'s
+// regex recurses once per character, and a long crafted value (the header
+// may be 64 KiB) overflows the stack.
 std::string header_value(const std::string& header, const std::string& key, const std::string& name) {
-  std::smatch m;
-  const std::regex pattern("['\"]" + key + "['\"]\\s*:\\s*('[^']*'|\"[^\"]*\"|True|False|\\([^)]*\\))");
-  if (!std::regex_search(header, m, pattern))
-    throw std::runtime_error(name + ": not a .npy file: its header has no '" + key + "'");
-  return m[1].str();
+  const auto missing = [&] { return std::runtime_error(name + ": not a .npy file: its header has no '" + key + "'"); };
+  const auto skip_space = [&](std::size_t i) {
+    while (i < header.size() && std::isspace(static_cast<unsigned char>(header[i]))) ++i;
+    return i;
+  };
+  for (std::size_t at = header.find(key); at != std::string::npos; at = header.find(key, at + 1)) {
+    const std::size_t end = at + key.size();
+    if (at == 0 || end >= header.size()) continue;
+    const char quote = header[at - 1];
+    if ((quote != '\'' && quote != '"') || header[end] != quote) continue;
+    std::size_t i = skip_space(end + 1);
+    if (i >= header.size() || header[i] != ':') continue;
+    i = skip_space(i + 1);
+    if (i >= header.size()) break;
+    const char first = header[i];
+    if (first == '\'' || first == '"' || first == '(') {
+      const std::size_t close = header.find(first == '(' ? ')' : first, i + 1);
+      if (close == std::string::npos) break;
+      return header.substr(i, close - i + 1);
+    }
+    for (const char* word : {"True", "False"})
+      if (header.compare(i, std::strlen(word), word) == 0) return word;
+    break;
+  }
+  throw missing();
 }
 
 }  // namespace
