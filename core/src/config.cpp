@@ -123,7 +123,10 @@ Options PluginUse::make_options() const {
 const std::vector<OptionSpec>& top_level_schema() {
   static const std::vector<OptionSpec> schema = {
       {"model", OptionType::object, nullptr, "Model plugin and its options: {\"plugin\": NAME, ...}"},
-      {"data", OptionType::object, nullptr, "Dataset plugin and its options"},
+      {"data", OptionType::object, "null",
+       "Dataset plugin and its options (required by skein train; a session may be fed by its program instead)"},
+      {"data_info", OptionType::object, "null",
+       "Without data (a session): {\"input_shape\": [per-sample dims], \"num_classes\": classes or output width}"},
       {"history", OptionType::object, R"({"plugin": "local"})", "History backend plugin"},
       {"parallel", OptionType::object, R"({"plugin": "none"})", "Parallel wrapper plugin"},
       {"callbacks", OptionType::list, R"([{"plugin": "print_log"}])", "Callback plugins, in order"},
@@ -342,6 +345,35 @@ void fill_default_slot(nlohmann::json& raw, const std::string& assignment) {
       raw[top] = nlohmann::json::parse(spec.default_json);
 }
 
+// The data a run trains on: a dataset plugin (skein train always), or for a
+// session fed by its program, data_info sizing the model.
+void resolve_data_info(const nlohmann::json& cfg, bool data_required, RunConfig& rc) {
+  const nlohmann::json& info = cfg["data_info"];
+  if (!cfg["data"].is_null()) {
+    if (!info.is_null()) throw ConfigError("data_info: give it only without data (the dataset tells the shapes)");
+    return;
+  }
+  if (data_required)
+    throw ConfigError("data: required option is missing (object: Dataset plugin and its options)");
+  const std::string expected = "data_info: without data, a session needs {\"input_shape\": [dims of one sample], "
+                               "\"num_classes\": classes, or the output width of a regression}";
+  if (!info.is_object()) throw ConfigError(expected);
+  for (auto it = info.begin(); it != info.end(); ++it)
+    if (it.key() != "input_shape" && it.key() != "num_classes")
+      throw ConfigError("data_info: unknown key '" + it.key() + "' (input_shape, num_classes)");
+  const auto shape = info.find("input_shape");
+  const auto classes = info.find("num_classes");
+  if (shape == info.end() || !shape->is_array() || shape->empty() || classes == info.end())
+    throw ConfigError(expected);
+  for (const auto& d : *shape)
+    if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
+      throw ConfigError("data_info.input_shape: expected positive integers, got " + shape->dump());
+  if (!classes->is_number_integer() || classes->get<std::int64_t>() <= 0)
+    throw ConfigError("data_info.num_classes: expected a positive integer, got " + classes->dump());
+  rc.data_info.input_shape = shape->get<std::vector<std::int64_t>>();
+  rc.data_info.num_classes = classes->get<std::int64_t>();
+}
+
 }  // namespace
 
 std::string blame(const std::string& message, const RunConfig& config) {
@@ -388,7 +420,10 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       throw ConfigError("data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
     migrate_optimizer_name(cfg["optimizer"]);
 
-    for (const auto& slot : kSlots) rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.kind, registry);
+    resolve_data_info(cfg, sources.data_required, rc);
+    for (const auto& slot : kSlots)
+      if (!cfg[slot.key].is_null() || slot.use != &RunConfig::data)
+        rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.kind, registry);
     const auto& cbs = cfg["callbacks"];
     for (std::size_t i = 0; i < cbs.size(); ++i)
       rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]",
@@ -403,7 +438,9 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
                                     {"version", use.record->version},
                                     {"path", absolute_path(use.record->path)}};
     };
-    for (const auto& slot : kSlots) put(cfg[slot.key], rc.*slot.use);
+    for (const auto& slot : kSlots)
+      if ((rc.*slot.use).record) put(cfg[slot.key], rc.*slot.use);
+    if (cfg["data_info"].is_null()) cfg.erase("data_info");  // configs of skein train stay as they were
     for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg["callbacks"][i], rc.callbacks[i]);
     cfg["plugin_versions"] = versions;
     rc.resolved = cfg;

@@ -35,7 +35,8 @@ int TeeBuf::sync() {
 
 NullStream::NullStream() : std::ostream(nullptr) { rdbuf(&buf_); }
 
-RunLog::RunLog(bool main) : tee_(std::cout.rdbuf(), &pending_), out_(nullptr) {
+RunLog::RunLog(bool main, bool echo)
+    : tee_(echo ? std::cout.rdbuf() : static_cast<std::streambuf*>(&null_), &pending_), out_(nullptr) {
   out_.rdbuf(main ? static_cast<std::streambuf*>(&tee_) : &null_);
 }
 

@@ -102,15 +102,18 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   // Only the model (and, for old checkpoints, the dataset) is made: the
   // run's callbacks and backends need not be installed where it is exported.
   sources.sets = {"callbacks=[]"};
+  sources.data_required = false;  // a session's run has data_info instead
   for (const char* key : {"history", "parallel"}) sources.sets.push_back(std::string(key) + "=" + schema_default(key).dump());
   config_ = resolve_config(sources, registry_);
   RunInfo run;
   run.seed = config_.seed;
   if (meta.data_info) {
     info_ = *meta.data_info;
-  } else {  // checkpoints written before data_info was recorded: ask the dataset
+  } else if (config_.data.record) {  // checkpoints written before data_info was recorded: ask the dataset
     const Options data_opts = config_.data.make_options();
     info_ = registry_.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run, nullptr, nullptr})->info();
+  } else {
+    info_ = config_.data_info;
   }
   const Options model_opts = config_.model.make_options();
   model_ = registry_.create<Model>(*config_.model.record, PluginArgs{model_opts, run, &info_, nullptr});

@@ -354,6 +354,15 @@ std::vector<std::string> default_plugin_dirs() {
   boost::system::error_code ec;
   auto exe = boost::dll::program_location(ec);
   if (!ec) dirs.push_back((exe.parent_path().parent_path() / "lib" / "skein" / "plugins").string());
+  // A program that embeds a session lives anywhere: the plugins installed
+  // with this library (<prefix>/lib/skein/plugins) are found from it.
+  auto lib = boost::dll::this_line_location(ec);
+  if (!ec) {
+    const std::string beside = (lib.parent_path() / "skein" / "plugins").string();
+    boost::system::error_code e1, e2;
+    if (dirs.empty() || fs::weakly_canonical(dirs.front(), e1) != fs::weakly_canonical(beside, e2))
+      dirs.push_back(beside);
+  }
   if (const char* extra = std::getenv(env::kPluginPath)) {
     std::stringstream ss(extra);
     std::string entry;

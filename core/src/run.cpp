@@ -21,6 +21,7 @@
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run_config_history.hpp"
 #include "skein/core/run_dir.hpp"
+#include "skein/core/run_setup.hpp"
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
@@ -74,10 +75,6 @@ std::string new_run_dir(const std::string& parent, const std::string& config_pat
   return candidate.string();
 }
 
-namespace {
-
-// The run directory every rank uses: the request's, or one chosen by rank 0
-// and shared through the store.
 std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, const RunStore& store) {
   if (!request.run_dir.empty()) return request.run_dir;
   if (run.is_main()) {
@@ -88,8 +85,6 @@ std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, co
   return store_get(*store.store, store_key::run_dir());
 }
 
-// Publishes this rank's history digest; without skein's launcher, rank 0
-// compares all of them itself and writes run.json.
 void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
   const std::string digest = std::string(trainer.history_synchronized() ? "" : kUnsyncedDigest) +
                              history_digest(trainer.history());
@@ -107,6 +102,8 @@ void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store
   if (!report.consistent && report.enforced)
     throw std::runtime_error("integrity check failed: " + report.message);
 }
+
+namespace {
 
 // An agent other than skein's launcher (torchrun --max-restarts) restarted
 // every worker: attempt N > 0 continues the run in --run-dir from its newest
@@ -143,11 +140,6 @@ void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, con
 
 }  // namespace
 
-namespace {
-
-// Resolves the run's config; on --resume, from the config in force at the
-// end of the run, with the plugin files it recorded, refusing changes a
-// resume cannot make.
 RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& registry) {
   if (request.resume_dir.empty()) return resolve_config(request.sources, registry);
   ConfigSources sources = request.sources;
@@ -160,8 +152,6 @@ RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& regist
   return config;
 }
 
-// Rank 0's hold on the run directory: locked, and checked before and after
-// the lock (another process may have started a run in between).
 std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const RunInfo& run) {
   if (!run.is_main()) return nullptr;
   const bool resuming = !request.resume_dir.empty();
@@ -175,8 +165,6 @@ std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const R
   return dir;
 }
 
-// Every plugin exists and accepted its options: the run directory becomes
-// this run's (the previous run's outputs go only now), and its log starts.
 void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfig& config,
                   const LauncherEnv& launcher, RunLog& log) {
   const bool resuming = !request.resume_dir.empty();
@@ -191,6 +179,8 @@ void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfi
   log.attach(dir.path() + "/train.log", resuming);
   set_crash_log(dir.path() + "/train.log");
 }
+
+namespace {
 
 // The test split's result: into `outcome` and `results`, and one log line.
 void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& results, std::ostream& log) {

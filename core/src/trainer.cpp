@@ -112,10 +112,15 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options loss_opts = config_.loss.make_options();
   loss_ = registry.create<Loss>(*config_.loss.record, PluginArgs{loss_opts, run_, nullptr, store_});
 
-  const Options data_opts = config_.data.make_options();
-  data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
-  data_info_ = data_->info();
-  open_splits();
+  if (config_.data.record) {
+    const Options data_opts = config_.data.make_options();
+    data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
+    data_info_ = data_->info();
+    open_splits();
+  } else {
+    // A session fed by its program: the config's data_info sizes the model.
+    data_info_ = config_.data_info;
+  }
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
@@ -148,8 +153,10 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
 
   // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks
   // run the same number of batches and gradient-sync steps.
-  const auto per_rank = (train_.size() + run_.world_size - 1) / run_.world_size;
-  batches_per_epoch_ = static_cast<long>((per_rank + config_.batch_size - 1) / config_.batch_size);
+  if (data_) {
+    const auto per_rank = (train_.size() + run_.world_size - 1) / run_.world_size;
+    batches_per_epoch_ = static_cast<long>((per_rank + config_.batch_size - 1) / config_.batch_size);
+  }
 
   intern_batch_keys();
 }
@@ -224,39 +231,43 @@ void Trainer::train_epoch() {
   std::vector<std::vector<std::int64_t>> batches;
   while (auto indices = sampler.next(batch_size)) batches.emplace_back(indices->begin(), indices->end());
   Prefetcher data(train_, std::move(batches), prefetch_options(true, 1));
-  const long total = batches_per_epoch_;
-  const long accumulate = config_.accumulate_steps;
-  auto& log = history_.batches();
   long index = 0;
   while (auto fetched = data.next()) {
-    const torch::Tensor x = fetched->inputs;
-    const torch::Tensor y = fetched->targets;
-    if (!train_.in_memory()) loss_->check_targets(y, data_info_, "train");
-    Batch batch{x, y};
-    batch.index = index;
-    // Micro-batches of one optimizer step: [group_start, group_start + group).
-    const long group_start = index - index % accumulate;
-    const long group = std::min(accumulate, total - group_start);
-    const bool step_now = index + 1 == group_start + group;
-    batch.optimizer_step = step_now;
-    ++index;
-    if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
-    log.new_row();  // callbacks may add their own values to this batch's record
-    each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
-
-    if (index - 1 == group_start) optimizer_->zero_grad();
-    batch.loss = compute_loss(batch);
-    parallel_->set_gradient_sync(step_now);
-    (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
-    if (step_now) parallel_->finish_gradients();
-    each_callback("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(*this, batch); });
-    if (step_now) optimizer_->step();
-
-    log.put(k_train_loss_, batch.loss.item<double>());
-    log.put(k_train_size_, static_cast<double>(x.size(0)));
-    record_loss_metrics(batch, "train");
-    each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
+    if (!train_.in_memory()) loss_->check_targets(fetched->targets, data_info_, "train");
+    Batch batch{fetched->inputs, fetched->targets};
+    batch.index = index++;
+    train_batch(batch);
   }
+}
+
+void Trainer::train_batch(Batch& batch) {
+  // Micro-batches of one optimizer step: [group_start, group_start + group);
+  // the epoch's last group is shorter when the batch count is known.
+  const long index = batch.index;
+  const long accumulate = config_.accumulate_steps;
+  const long group_start = index - index % accumulate;
+  const long group = batches_per_epoch_ > 0 ? std::min(accumulate, batches_per_epoch_ - group_start) : accumulate;
+  const bool step_now = index + 1 >= group_start + group;
+  batch.optimizer_step = step_now;
+  batch.training = true;
+  if (!model_->is_training()) model_->train();  // after an eval_batch
+  if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
+  auto& log = history_.batches();
+  log.new_row();  // callbacks may add their own values to this batch's record
+  each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
+
+  if (index == group_start) optimizer_->zero_grad();
+  batch.loss = compute_loss(batch);
+  parallel_->set_gradient_sync(step_now);
+  (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
+  if (step_now) parallel_->finish_gradients();
+  each_callback("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(*this, batch); });
+  if (step_now) optimizer_->step();
+
+  log.put(k_train_loss_, batch.loss.item<double>());
+  log.put(k_train_size_, static_cast<double>(batch.inputs.size(0)));
+  record_loss_metrics(batch, "train");
+  each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
 }
 
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
@@ -272,42 +283,51 @@ EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
     for (std::int64_t i = lo; i < std::min(end, lo + config_.batch_size); ++i) batches.back().push_back(i);
   }
   Prefetcher data(split, std::move(batches), prefetch_options(false, record ? 2 : 3));
-  std::vector<double> sums{0.0, 0.0, 0.0};  // loss * samples, correct, samples
-  auto& log = history_.batches();
+  EvalSums sums;
   long index = 0;
   while (auto fetched = data.next()) {
-    const torch::Tensor x = fetched->inputs;
-    const torch::Tensor y = fetched->targets;
-    if (!split.in_memory()) loss_->check_targets(y, data_info_, record ? "valid" : "test");
-    Batch batch{x, y};
-    batch.training = false;
+    if (!split.in_memory()) loss_->check_targets(fetched->targets, data_info_, record ? "valid" : "test");
+    Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
-    if (record) {
-      log.new_row();
-      each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
-    }
-    batch.loss = compute_loss(batch);
-    const double loss = batch.loss.item<double>();
-    const bool classify = loss_->classification();
-    const auto correct = classify ? batch.outputs.argmax(1).eq(y).sum().item<std::int64_t>() : 0;
-    const auto size = static_cast<double>(x.size(0));
-    sums[0] += loss * size;
-    sums[1] += static_cast<double>(correct);
-    sums[2] += size;
-    if (record) {
-      log.put(k_valid_loss_, loss);
-      if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
-      log.put(k_valid_size_, size);
-      record_loss_metrics(batch, "valid");
-      each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
-    }
+    eval_batch(batch, record, sums);
   }
-  parallel_->all_reduce_sum(sums);
+  return reduce_eval(sums);
+}
+
+void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
+  torch::NoGradGuard no_grad;
+  if (model_->is_training()) model_->eval();
+  batch.training = false;
+  auto& log = history_.batches();
+  if (record) {
+    log.new_row();
+    each_callback("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(*this, batch); });
+  }
+  batch.loss = compute_loss(batch);
+  const double loss = batch.loss.item<double>();
+  const bool classify = loss_->classification();
+  const auto correct = classify ? batch.outputs.argmax(1).eq(batch.targets).sum().item<std::int64_t>() : 0;
+  const auto size = static_cast<double>(batch.inputs.size(0));
+  sums.values[0] += loss * size;
+  sums.values[1] += static_cast<double>(correct);
+  sums.values[2] += size;
+  if (record) {
+    log.put(k_valid_loss_, loss);
+    if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
+    log.put(k_valid_size_, size);
+    record_loss_metrics(batch, "valid");
+    each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
+  }
+}
+
+EvalResult Trainer::reduce_eval(EvalSums sums) {
+  auto& values = sums.values;
+  parallel_->all_reduce_sum(values);
   EvalResult r;
-  r.samples = static_cast<std::int64_t>(sums[2]);
+  r.samples = static_cast<std::int64_t>(values[2]);
   if (r.samples > 0) {
-    r.loss = sums[0] / sums[2];
-    if (loss_->classification()) r.accuracy = sums[1] / sums[2];
+    r.loss = values[0] / values[2];
+    if (loss_->classification()) r.accuracy = values[1] / values[2];
   }
   return r;
 }
@@ -454,32 +474,59 @@ void Trainer::notify_failure(const std::string& error) {
   }
 }
 
-long Trainer::fit_epochs() {
+void Trainer::begin_training() {
   if (run_.is_main() && !run_.run_dir.empty()) remove_partial_checkpoints(checkpoint_root());
   each_callback("on_train_begin", [&](Callback& cb) { cb.on_train_begin(*this); });
-  for (epoch_ = start_epoch_; epoch_ <= config_.max_epochs; ++epoch_) {
-    const auto start = std::chrono::steady_clock::now();
-    history_.new_epoch();
-    each_callback("on_epoch_begin", [&](Callback& cb) { cb.on_epoch_begin(*this); });
-    check_learning_rates();
-    train_epoch();
-    if (valid_.size() > 0) evaluate(valid_, true);
-    backend_->sync_epoch(history_);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    std::vector<double> seconds{took.count()};
-    parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
-    summarize_epoch(seconds[0]);
-    each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
-    if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
-    const bool stop = agree_on_stop();
-    write_pending_checkpoints();
-    if (epoch_recorded_) epoch_recorded_(epoch_);
-    if (stop) break;
-  }
-  const long done = std::min<long>(epoch_, config_.max_epochs);
+}
+
+void Trainer::begin_epoch() {
+  ++epoch_;
+  epoch_started_ = std::chrono::steady_clock::now();
+  history_.new_epoch();
+  each_callback("on_epoch_begin", [&](Callback& cb) { cb.on_epoch_begin(*this); });
+  check_learning_rates();
+  model_->train();
+}
+
+bool Trainer::end_epoch() {
+  backend_->sync_epoch(history_);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - epoch_started_;
+  std::vector<double> seconds{took.count()};
+  parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
+  summarize_epoch(seconds[0]);
+  each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
+  if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
+  const bool stop = agree_on_stop();
+  write_pending_checkpoints();
+  if (epoch_recorded_) epoch_recorded_(epoch_);
+  return stop;
+}
+
+void Trainer::end_training() {
   each_callback("on_train_end", [&](Callback& cb) { cb.on_train_end(*this); });
   backend_->close();
+}
+
+long Trainer::fit_epochs() {
+  if (!data_) throw ConfigError("data: missing (the dataset plugin and its options: {\"plugin\": NAME, ...})");
+  begin_training();
+  epoch_ = start_epoch_ - 1;
+  while (epoch_ < config_.max_epochs) {
+    begin_epoch();
+    train_epoch();
+    if (valid_.size() > 0) evaluate(valid_, true);
+    if (end_epoch()) break;
+  }
+  const long done = std::min<long>(epoch_, config_.max_epochs);
+  end_training();
   return done;
+}
+
+torch::Tensor Trainer::predict(const torch::Tensor& inputs) {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  PluginScope scope(config_.model.record->name.c_str(), "model forward");
+  return model_->forward(inputs);
 }
 
 std::optional<EvalResult> Trainer::test() {

@@ -135,7 +135,18 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
   return meta;
 }
 
-void Trainer::write_checkpoint(const std::string& name) {
+void Trainer::write_checkpoint(const std::string& name) { write_checkpoint_in(checkpoint_root(), name); }
+
+void Trainer::save_checkpoint(const std::string& dir) {
+  const fs::path path = fs::absolute(dir).lexically_normal();
+  const std::string name = path.filename().string();
+  if (name.empty() || name == "." || name == ".." || name[0] == '.')
+    throw ConfigError("save_checkpoint: '" + dir + "' does not end in a checkpoint directory name");
+  write_checkpoint_in(path.parent_path().string(), name);
+  parallel_->barrier();
+}
+
+void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string& name) {
   // Collectives: every rank takes part. A resumed run continues each rank's
   // random stream, and the wrapper's state (e.g. PowerSGD's error feedback).
   std::vector<torch::Tensor> rng_states;
@@ -152,9 +163,10 @@ void Trainer::write_checkpoint(const std::string& name) {
   }
   if (!run_.is_main()) return;
 
-  const fs::path root(checkpoint_root());
+  const fs::path root(root_dir);
   fs::create_directories(root);
-  run_files::record(run_, "checkpoints/" + name);  // listed before it exists: --overwrite finds it
+  if (root_dir == checkpoint_root())
+    run_files::record(run_, "checkpoints/" + name);  // listed before it exists: --overwrite finds it
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);

@@ -9,6 +9,7 @@
 
 #include "skein/core/plugin_registry.hpp"
 #include "skein/options.hpp"
+#include "skein/run_info.hpp"
 
 namespace skein::core {
 
@@ -17,6 +18,7 @@ struct ConfigSources {
   std::vector<std::string> plugins;  // NAME[:key=value,...] or PATH.so[:key=value,...]
   std::vector<std::string> sets;     // dotted.key=VALUE
   nlohmann::json base;               // when set: used instead of reading config_path (which names it)
+  bool data_required = true;         // false for a session: its program may feed the batches
 };
 
 // One activated plugin with its validated options.
@@ -36,7 +38,8 @@ struct RunConfig {
   double valid_split = 0.1;
   std::int64_t data_workers = 1;  // prefetch threads for streaming datasets
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
-  PluginUse model, data, history, parallel, loss, optimizer;
+  PluginUse model, data, history, parallel, loss, optimizer;  // data.record is null without data (a session)
+  DataInfo data_info;  // without data: the config's data_info
   std::vector<PluginUse> callbacks;
   // Config paths ("optimizer.lr", "callbacks.1") whose values came from the
   // command line, each with the flag that set it: errors blame that flag.

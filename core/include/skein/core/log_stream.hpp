@@ -50,7 +50,8 @@ class SKEIN_EXPORT NullStream : public std::ostream {
 // into the run directory before the run is known to start; elsewhere nothing.
 class SKEIN_EXPORT RunLog {
  public:
-  explicit RunLog(bool main);
+  // `echo`: stdout too (sessions may keep their program's stdout clean).
+  explicit RunLog(bool main, bool echo = true);
   std::ostream& stream() { return out_; }
   // Throws std::runtime_error when the file cannot be opened (or is a link).
   void attach(const std::string& path, bool append);

@@ -58,6 +58,40 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // When this process began its first train batch (for start-up measurements).
   std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
 
+  // --- The engine's steps: fit() drives them from the dataset, a Session
+  // (skein/session.hpp) from its program's own batches. One implementation.
+  // on_train_begin of every callback (once, before the first epoch).
+  void begin_training();
+  // Opens the next epoch: a history row, on_epoch_begin, learning-rate checks.
+  void begin_epoch();
+  // One training micro-batch (batch.index: its position in the epoch):
+  // forward, loss, backward, gradient sync and optimizer step when its
+  // accumulation group completes; records train_loss and the loss's values.
+  void train_batch(Batch& batch);
+  // loss * samples, correct, samples of this rank's evaluation batches.
+  struct EvalSums {
+    std::vector<double> values{0.0, 0.0, 0.0};
+  };
+  // One evaluation batch without gradients; `record`: as valid_* values.
+  void eval_batch(Batch& batch, bool record, EvalSums& sums);
+  // Sums over every rank (a collective) as a result.
+  EvalResult reduce_eval(EvalSums sums);
+  // Closes the epoch: history sync across ranks, summary, on_epoch_end,
+  // history.json, the agreed stop, requested checkpoints. Returns the stop.
+  bool end_epoch();
+  // on_train_end of every callback, and the history backend's close.
+  void end_training();
+  // The model's outputs in eval mode, without gradients.
+  torch::Tensor predict(const torch::Tensor& inputs);
+  // Writes a checkpoint (the format of checkpoint callbacks' ones) to `dir`.
+  // A collective: every rank calls it.
+  void save_checkpoint(const std::string& dir);
+  // Train batches per epoch when the caller knows it (progress bars, the
+  // last accumulation group); 0: unknown.
+  void set_batches_per_epoch(long n) { batches_per_epoch_ = n; }
+  const DataInfo& data_info() const { return data_info_; }
+  const Loss& loss() const { return *loss_; }
+
   // TrainContext
   const RunInfo& run() const override { return run_; }
   History& history() override { return history_; }
@@ -94,6 +128,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void record_loss_metrics(const Batch& batch, const char* phase);
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
+  void write_checkpoint_in(const std::string& root, const std::string& name);
   // Every rank's `mine`, gathered on rank 0 through the run's store (empty
   // elsewhere); a collective: every rank calls it for the same part.
   std::vector<std::string> gather_on_main(const std::string& name, const std::string& part, std::string mine);
@@ -129,6 +164,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   long epoch_ = 0;
   long start_epoch_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_batch_at_;
+  std::chrono::steady_clock::time_point epoch_started_;
   long batches_per_epoch_ = 0;
   struct CheckpointRequest {
     std::string name;
