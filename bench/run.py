@@ -265,7 +265,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
-    ap.add_argument("--only", choices=["startup", "torchscript", "image_folder", "ddp_fp16"], help="run only this section")
+    ap.add_argument("--only", choices=["startup", "torchscript", "image_folder", "ddp_fp16", "session_step"],
+                    help="run only this section")
     a = ap.parse_args()
     q = a.quick
     start = time.monotonic()
@@ -295,12 +296,38 @@ def main():
             lines += [f"| {k} | {v:.0f} MiB |" for k, v in rss.items()]
         if a.only in (None, "ddp_fp16"):
             lines += ddp_fp16_section(b, tmp, q)
+        if a.only in (None, "session_step"):
+            lines += session_step_section(b, tmp, q)
     lines += ["", f"Total benchmark time: {time.monotonic() - start:.0f} s."]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
+
+
+def session_step_section(b, tmp, q):
+    """Section 10: skein_train_step from C against the hand-written libtorch step."""
+    rounds, steps = (3, 300) if q else (7, 1000)
+    c, hand = [], []
+    # Both with the malloc settings skein picks for training (core/src/allocator.cpp), set
+    # through glibc's environment so that the hand-written loop gets them too.
+    env = dict(os.environ, OMP_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="1073741824",
+               MALLOC_TRIM_THRESHOLD_="1073741824")
+    for _ in range(rounds):  # interleaved: the machine's noise hits both alike
+        for program, out in ((["c_train_step", str(steps)], c), (["handwritten_loop", "--steps", str(steps)], hand)):
+            r = subprocess.run([f"{b}/bin/{program[0]}"] + program[1:], cwd=tmp, capture_output=True, text=True,
+                               check=True, env=env)
+            out.append(json.loads(r.stdout)["us_per_step"])
+    mc, mh = statistics.median(c), statistics.median(hand)
+    return ["", "## 10. Session step from C vs the hand-written libtorch step", "",
+            f"MLP 784-256-128-10, SGD momentum 0.9, cross-entropy, one fixed float32 batch of 64 (row-major, used "
+            f"in place), 1 thread, the same malloc settings; best of 5 rounds of {steps} steps per program run, "
+            f"median of {rounds} interleaved runs. The session's step includes what the hand-written one "
+            "lacks: the target checks, the batch's accuracy, the history records.", "",
+            "| program | µs per step | ratio to hand-written |", "|---|---|---|",
+            f"| `handwritten_loop --steps` (libtorch directly) | {mh:.1f} | 1.000 |",
+            f"| `c_train_step` (`skein_train_step` through the C ABI) | {mc:.1f} | {mc / mh:.3f} |"]
 
 
 def torchscript_section(b, tmp, q):

@@ -21,6 +21,7 @@ test_packages=(
   python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
   clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
   openmpi-bin  # tests: workers started by mpirun
+  gfortran  # tests: the Fortran session example (examples/embed)
 )
 case "${1:-}" in
   "") packages+=("${test_packages[@]}") ;;

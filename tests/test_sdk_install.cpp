@@ -45,7 +45,9 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   for (const char* p : {"bin/skein", "lib/libskein_sdk.so", "lib/libskein_base.so", "lib/libskein_host.so",
                         "lib/libskein_core.so", "lib/libskein_commands.so",
                         "lib/skein/plugins/libskein_model_mlp.so", "include/skein/plugin.hpp",
-                        "lib/cmake/Skein/SkeinConfig.cmake", "lib/cmake/Skein/SkeinPlugin.cmake"})
+                        "lib/cmake/Skein/SkeinConfig.cmake", "lib/cmake/Skein/SkeinPlugin.cmake",
+                        "lib/libskein_session.so", "lib/libskein_c.so", "include/skein/session.hpp",
+                        "include/skein/skein.h", "share/skein/fortran/skein.f90"})
     BOOST_TEST(fs::exists(prefix() + "/" + p), p);
 
   // The installed executable lists plugins without libtorch, and finds its
@@ -76,6 +78,25 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(contains(r.out, prefix() + "/lib/skein/plugins/libresidual_mlp.so"), r.out);
   BOOST_TEST(contains(r.out, "blocks"), r.out);
+}
+
+// An application training in-process: examples/embed built against the
+// install (skein::session, skein::c, the Fortran module's source), then run.
+BOOST_AUTO_TEST_CASE(session_programs_build_against_the_install_and_train) {
+  const std::string build_dir = tmp.str("embed-build");
+  auto r = test::run(std::string(CMAKE_COMMAND) + " -S " SKEIN_SOURCE_DIR "/examples/embed -B " + build_dir +
+                         " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix() +
+                         " -DCMAKE_CXX_COMPILER_LAUNCHER=" + ccache(),
+                     300);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  r = test::run(std::string(CMAKE_COMMAND) + " --build " + build_dir + " -j 2", 600);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  const std::string config = SKEIN_SOURCE_DIR "/examples/embed/surrogate.json";
+  for (const char* program : {"pendulum", "pendulum_c"}) {
+    r = test::run(build_dir + "/" + program + " " + config + " " + tmp.str(std::string("run-") + program) + " 3");
+    BOOST_TEST(r.exit_code == 0, program << ": " << r.err);
+    BOOST_TEST(contains(r.out, "surrogate rollout"), r.out);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

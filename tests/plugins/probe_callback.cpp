@@ -3,6 +3,7 @@
 // (per-rank history, first-batch gradients, final parameters) into the run dir.
 // Fault injection: a signal to itself or to its launcher mid-epoch, a failure
 // in one attempt only of a restarted run.
+#include <cstdint>
 #include <signal.h>
 #include <unistd.h>
 
@@ -38,7 +39,8 @@ class ProbeCallback final : public skein::Callback {
         signal_rank_(args.options.get_int("signal_rank")),
         signal_launcher_(args.options.get_bool("signal_launcher")),
         dump_listeners_(args.options.get_bool("dump_listeners")),
-        fail_mid_(args.options.get_int("fail_mid")) {}
+        fail_mid_(args.options.get_int("fail_mid")),
+        record_inputs_(args.options.get_bool("record_inputs")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -50,6 +52,11 @@ class ProbeCallback final : public skein::Callback {
   }
   void on_batch_begin(skein::TrainContext& ctx, const skein::Batch& b) override {
     events_ += b.training ? "b" : "v";
+    if (record_inputs_ && b.training) {  // where the batch's inputs lie: a session uses the caller's buffer
+      auto& log = ctx.history().batches();
+      log.put(log.key("train_input_address"),
+              static_cast<double>(reinterpret_cast<std::uintptr_t>(b.inputs.data_ptr())));
+    }
     if (fail_mid_ > 0 && ctx.epoch() == fail_mid_ && b.training && b.index == 1)
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: at the second training batch.
@@ -145,6 +152,7 @@ class ProbeCallback final : public skein::Callback {
   long signal_rank_;
   bool signal_launcher_, dump_listeners_;
   long fail_mid_;
+  bool record_inputs_;
   std::string events_;
 };
 
@@ -156,6 +164,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("fail_at", integer, "0", "Throw at the start of this epoch (0: never)"),
              SKEIN_OPTION("fail_rank", integer, "-1", "Only on this rank (-1: all)"),
              SKEIN_OPTION("fail_mid", integer, "0", "Throw at the second train batch of this epoch (0: never)"),
+             SKEIN_OPTION("record_inputs", boolean, "false", "Record each train batch's input address (train_input_address)"),
              SKEIN_OPTION("throw_int_at", integer, "0", "Throw an int (no std::exception) at the start of this epoch"),
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),
              SKEIN_OPTION("freeze", boolean, "false", "Zero every gradient (parameters never change)"),

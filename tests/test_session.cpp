@@ -1,0 +1,315 @@
+#define BOOST_TEST_MODULE session
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+#include <torch/torch.h>
+
+#include "skein/session.hpp"
+#include "skein/skein.h"
+#include "test_support.hpp"
+
+// skein::Session and the C ABI over it: the same training as skein train
+// (bit for bit, 1 and 2 processes), checkpoints the CLI resumes and
+// exports, and every bad argument of the C ABI a status with a message.
+
+namespace {
+
+using test::contains;
+using test::load_json;
+const std::string kSkein = SKEIN_EXE;
+const std::string kReplay = SESSION_REPLAY_EXE;
+
+nlohmann::json replay_config() {
+  auto cfg = test::synthetic_config();
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}, {{"plugin", "early_stopping"}, {"patience", 5}}};
+  return cfg;
+}
+
+// A session without data: the model sized by data_info.
+nlohmann::json fed_config() {
+  auto cfg = nlohmann::json::parse(R"({
+    "model": {"plugin": "mlp", "hidden": [8]},
+    "data_info": {"input_shape": [3], "num_classes": 2},
+    "loss": {"plugin": "mse"},
+    "seed": 3,
+    "callbacks": []
+  })");
+  return cfg;
+}
+
+void expect_same_run(const std::string& cli, const std::string& session, const std::string& checkpoint) {
+  BOOST_TEST(test::comparable_history(load_json(cli + "/history.json")) ==
+             test::comparable_history(load_json(session + "/history.json")));
+  const std::string a = test::read_text(cli + "/checkpoints/" + checkpoint + "/model.pt");
+  BOOST_TEST(!a.empty());
+  BOOST_TEST((a == test::read_text(session + "/checkpoints/" + checkpoint + "/model.pt")),
+             "model.pt of " << checkpoint << " differs");
+}
+
+struct Fixture : test::Workspace {
+  test::CommandResult cli(const std::string& config, const std::string& run_dir, const std::string& more = "") {
+    return test::run(test::in_private_network(kSkein + " train --config " + config + " --run-dir " + run_dir + " " + more));
+  }
+};
+
+// A C-side view of a float buffer.
+skein_tensor view(float* data, int rank, const int64_t* shape, skein_layout layout = SKEIN_ROW_MAJOR) {
+  return skein_tensor{data, rank, shape, SKEIN_FLOAT32, layout};
+}
+
+std::string options_for(const std::string& run_dir) {
+  return nlohmann::json({{"run_dir", run_dir}, {"echo_log", false}}).dump();
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(session, Fixture)
+
+BOOST_AUTO_TEST_CASE(a_session_fed_skein_trains_batches_ends_bit_identical_on_one_process) {
+  const std::string config = write_config(replay_config());
+  auto a = cli(config, dir("cli"));
+  BOOST_TEST_REQUIRE(a.exit_code == 0, a.err);
+  auto b = test::run(kReplay + " " + config + " " + dir("session"));
+  BOOST_TEST_REQUIRE(b.exit_code == 0, b.err);
+  expect_same_run(dir("cli"), dir("session"), "epoch_0003");
+  BOOST_TEST(load_json(dir("session") + "/history.json").size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_session_fed_skein_trains_batches_ends_bit_identical_on_two_processes) {
+  auto cfg = replay_config();
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "tcpstore"}};
+  const std::string config = write_config(cfg);
+  auto a = cli(config, dir("cli2"), "--nproc-per-node 2 --timeout 60");
+  BOOST_TEST_REQUIRE(a.exit_code == 0, a.err);
+  const std::string torchrun = "env SKEIN_TIMEOUT_S=60 " SKEIN_TEST_PYTHON
+                               " -m torch.distributed.run --nproc_per_node 2 -r 2 -t 2 --master_addr 127.0.0.1 --master_port " +
+                               std::to_string(test::free_port()) + " --no_python ";
+  auto b = test::run(test::in_private_network(torchrun + kReplay + " " + config + " " + dir("session2")), 300);
+  BOOST_TEST_REQUIRE(b.exit_code == 0, b.err);
+  expect_same_run(dir("cli2"), dir("session2"), "epoch_0003");
+}
+
+// A run a session started continues under skein train --resume, and exports.
+BOOST_AUTO_TEST_CASE(a_session_checkpoint_resumes_under_skein_train_and_exports) {
+  auto cfg = replay_config();
+  const std::string full = write_config(cfg);
+  cfg["max_epochs"] = 2;
+  const std::string short_run = write_config(cfg);
+  auto a = cli(full, dir("straight"));
+  BOOST_TEST_REQUIRE(a.exit_code == 0, a.err);
+  auto b = test::run(kReplay + " " + short_run + " " + dir("embedded"));
+  BOOST_TEST_REQUIRE(b.exit_code == 0, b.err);
+  auto r = test::run(kSkein + " train --resume " + dir("embedded") + " --set max_epochs=3");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  expect_same_run(dir("straight"), dir("embedded"), "epoch_0003");
+  auto e = test::run(kSkein + " export " + dir("embedded") + " --format state_dict --out " + dir("model.pt"));
+  BOOST_TEST(e.exit_code == 0, e.err);
+  BOOST_TEST(boost::filesystem::file_size(dir("model.pt")) > 0u);
+}
+
+// And the other way: a session resumes what skein train wrote.
+BOOST_AUTO_TEST_CASE(a_session_resumes_a_skein_train_run) {
+  auto cfg = replay_config();
+  cfg["max_epochs"] = 2;
+  const std::string config = write_config(cfg);
+  auto a = cli(config, dir("cli"));
+  BOOST_TEST_REQUIRE(a.exit_code == 0, a.err);
+  skein::SessionOptions options;
+  options.resume = dir("cli");
+  options.echo_log = false;
+  skein::Session s(nullptr, options);
+  BOOST_TEST(s.epoch() == 2);
+  BOOST_TEST(s.history().size() == 2u);
+  s.train_step(torch::randn({4, 16}), torch::tensor({0, 1, 2, 3}));
+  s.eval_step(torch::randn({4, 16}), torch::tensor({0, 1, 2, 3}));  // checkpoint's monitor: valid_loss
+  BOOST_TEST(!s.end_epoch());
+  BOOST_TEST(s.epoch() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_session_without_data_trains_predicts_and_stops_on_request) {
+  auto cfg = fed_config();
+  cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"monitor", "valid_loss"}, {"patience", 1},
+                       {"threshold", 10.0}}};
+  skein::SessionOptions options;
+  options.run_dir = dir("fed");
+  options.echo_log = false;
+  skein::Session s(cfg, options);
+  const auto x = torch::randn({16, 3});
+  const auto y = torch::randn({16, 2});
+  const auto r = s.train_step(x, y);
+  BOOST_TEST(r.loss > 0);
+  BOOST_TEST(r.values.front().first == "train_loss");
+  s.eval_step(x, y.to(torch::kDouble));  // converted
+  BOOST_TEST(!s.end_epoch());
+  s.train_step(x, y);
+  s.eval_step(x, y);
+  BOOST_TEST(s.end_epoch());  // no relative improvement of 1000%: stop asked
+  BOOST_TEST(s.predict(x).sizes() == torch::IntArrayRef({16, 2}));
+  BOOST_TEST(s.history().size() == 2u);
+  BOOST_TEST(boost::filesystem::exists(dir("fed") + "/history.json"));
+  BOOST_TEST(contains(test::message_of([&] { s.train_step(torch::randn({2, 4}), torch::randn({2, 2})); }), "[batch, 3]"));
+}
+
+BOOST_AUTO_TEST_CASE(c_abi_trains_column_major_buffers_like_row_major_ones) {
+  const std::string config = fed_config().dump();
+  skein_session* s = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(config.c_str(), options_for(dir("c")).c_str(), &s) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  float row[4][3], col[3][4];  // the same 4x3 matrix in C and Fortran order
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) row[i][j] = col[j][i] = static_cast<float>(i * 3 + j) / 10.0f;
+  const int64_t shape[2] = {4, 3}, out_shape[2] = {4, 2};
+  float out_row[4][2], out_col[2][4];
+  skein_tensor in_r = view(&row[0][0], 2, shape), in_c = view(&col[0][0], 2, shape, SKEIN_COLUMN_MAJOR);
+  skein_tensor o_r = view(&out_row[0][0], 2, out_shape), o_c = view(&out_col[0][0], 2, out_shape, SKEIN_COLUMN_MAJOR);
+  BOOST_TEST(skein_predict(s, &in_r, &o_r) == SKEIN_OK);
+  BOOST_TEST(skein_predict(s, &in_c, &o_c) == SKEIN_OK);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j) BOOST_TEST(out_row[i][j] == out_col[j][i]);
+  double loss = 0;
+  BOOST_TEST(skein_train_step(s, &in_c, &o_c, &loss) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST(loss >= 0);
+  int stop = 1;
+  BOOST_TEST(skein_end_epoch(s, &stop) == SKEIN_OK);
+  BOOST_TEST(stop == 0);
+  double value = 0;
+  BOOST_TEST(skein_last_value(s, "train_loss", &value) == SKEIN_OK);
+  BOOST_TEST(value == loss);
+  int64_t epoch = 0;
+  BOOST_TEST(skein_epoch(s, &epoch) == SKEIN_OK);
+  BOOST_TEST(epoch == 1);
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
+}
+
+// Float32 buffers reach the model as they are: the batch the callbacks see
+// lies in the caller's memory, in either layout; other dtypes are copies.
+BOOST_AUTO_TEST_CASE(c_abi_uses_float32_inputs_in_place) {
+  auto cfg = fed_config();
+  cfg["callbacks"] = {{{"plugin", "probe_callback"}, {"record_inputs", true}}};
+  const std::string options =
+      nlohmann::json({{"run_dir", dir("inplace")}, {"echo_log", false}, {"plugin_dirs", {TEST_PLUGIN_DIR}}}).dump();
+  skein_session* s = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(cfg.dump().c_str(), options.c_str(), &s) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  float x[2][3] = {{1, 2, 3}, {4, 5, 6}}, y[2][2] = {};
+  double xd[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  const int64_t xs[2] = {2, 3}, ys[2] = {2, 2};
+  const double here = static_cast<double>(reinterpret_cast<std::uintptr_t>(&x[0][0]));
+  for (skein_layout layout : {SKEIN_ROW_MAJOR, SKEIN_COLUMN_MAJOR}) {
+    skein_tensor tx = view(&x[0][0], 2, xs, layout), ty = view(&y[0][0], 2, ys);
+    BOOST_TEST_REQUIRE(skein_train_step(s, &tx, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
+    BOOST_TEST_REQUIRE(skein_end_epoch(s, nullptr) == SKEIN_OK, skein_last_error(s));
+    double seen = 0;
+    BOOST_TEST_REQUIRE(skein_last_value(s, "train_input_address", &seen) == SKEIN_OK, skein_last_error(s));
+    BOOST_TEST(seen == here);
+  }
+  skein_tensor td{&xd[0][0], 2, xs, SKEIN_FLOAT64, SKEIN_ROW_MAJOR}, ty = view(&y[0][0], 2, ys);
+  BOOST_TEST_REQUIRE(skein_train_step(s, &td, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST_REQUIRE(skein_end_epoch(s, nullptr) == SKEIN_OK);
+  double seen = 0;
+  BOOST_TEST_REQUIRE(skein_last_value(s, "train_input_address", &seen) == SKEIN_OK);
+  BOOST_TEST(seen != static_cast<double>(reinterpret_cast<std::uintptr_t>(&xd[0][0])));
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
+}
+
+// Every bad argument: its status, a message naming it, and no crash.
+BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
+  skein_session* s = nullptr;
+  BOOST_TEST(skein_session_create(nullptr, nullptr, &s) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(nullptr), "config_json is NULL"));
+  BOOST_TEST(skein_session_create("{", nullptr, &s) == SKEIN_ERROR_CONFIG);
+  BOOST_TEST(contains(skein_last_error(nullptr), "invalid JSON"));
+  BOOST_TEST(s == nullptr);
+  const std::string config = fed_config().dump();
+  BOOST_TEST(skein_session_create(config.c_str(), nullptr, nullptr) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(nullptr), "out is NULL"));
+  BOOST_TEST(skein_session_create(config.c_str(), R"({"colour": 1})", &s) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(nullptr), "\"colour\""));
+  auto no_info = fed_config();
+  no_info.erase("data_info");
+  BOOST_TEST(skein_session_create(no_info.dump().c_str(), options_for(dir("x")).c_str(), &s) == SKEIN_ERROR_CONFIG);
+  BOOST_TEST(contains(skein_last_error(nullptr), "data_info"));
+  BOOST_TEST(!boost::filesystem::exists(dir("x") + "/config.json"));
+  BOOST_TEST(skein_session_create_from_file(dir("missing.json").c_str(), nullptr, &s) == SKEIN_ERROR_CONFIG);
+  BOOST_TEST(contains(skein_last_error(nullptr), "missing.json"));
+
+  BOOST_TEST_REQUIRE(skein_session_create(config.c_str(), options_for(dir("bad")).c_str(), &s) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  float x[2][3] = {}, y[2][2] = {};
+  const int64_t xs[2] = {2, 3}, ys[2] = {2, 2}, wrong[2] = {2, 4}, zero[2] = {0, 3}, huge[2] = {INT64_MAX, 3};
+  skein_tensor tx = view(&x[0][0], 2, xs), ty = view(&y[0][0], 2, ys);
+  auto expect = [&](skein_status got, skein_status want, const char* part) {
+    BOOST_TEST(got == want, skein_status_name(got) << " instead of " << skein_status_name(want) << ": " << skein_last_error(s));
+    BOOST_TEST(contains(skein_last_error(s), part), skein_last_error(s) << " does not name " << part);
+  };
+  expect(skein_train_step(s, nullptr, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs is NULL");
+  expect(skein_train_step(s, &tx, nullptr, nullptr), SKEIN_ERROR_ARGUMENT, "targets is NULL");
+  skein_tensor t = tx;
+  t.data = nullptr;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: data is NULL");
+  t = tx, t.shape = nullptr;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: shape is NULL");
+  t = tx, t.rank = 0;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: rank 0");
+  t = tx, t.rank = 9;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: rank 9");
+  t = tx, t.shape = zero;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: shape[0] is 0");
+  t = tx, t.shape = huge;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "more elements");
+  t = tx, t.dtype = static_cast<skein_dtype>(42);
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: dtype 42");
+  t = tx, t.layout = static_cast<skein_layout>(7);
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: layout 7");
+  t = tx, t.shape = wrong;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "[batch, 3]");
+  skein_tensor u = ty;
+  u.rank = 1;
+  expect(skein_eval_step(s, &tx, &u, nullptr), SKEIN_ERROR_ARGUMENT, "targets");
+  float small[2][3];
+  skein_tensor out = view(&small[0][0], 2, xs);
+  expect(skein_predict(s, &tx, &out), SKEIN_ERROR_ARGUMENT, "outputs: the buffer has shape [2, 3]");
+  out.dtype = SKEIN_INT32;
+  expect(skein_predict(s, &tx, &out), SKEIN_ERROR_ARGUMENT, "outputs: dtype");
+  expect(skein_last_value(s, "train_loss", nullptr), SKEIN_ERROR_ARGUMENT, "value is NULL");
+  expect(skein_save_checkpoint(s, nullptr), SKEIN_ERROR_ARGUMENT, "dir is NULL");
+  BOOST_TEST(skein_train_step(s, &tx, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
+  expect(skein_save_checkpoint(s, dir("ck").c_str()), SKEIN_ERROR_STATE, "end_epoch");
+  double v = 0;
+  BOOST_TEST(skein_end_epoch(s, nullptr) == SKEIN_OK);
+  expect(skein_last_value(s, "no_such_key", &v), SKEIN_ERROR_ARGUMENT, "no_such_key");
+  BOOST_TEST(skein_save_checkpoint(s, dir("ck").c_str()) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST(boost::filesystem::exists(dir("ck") + "/trainer.json"));
+  BOOST_TEST(skein_load_checkpoint(s, dir("ck").c_str()) == SKEIN_OK, skein_last_error(s));
+  expect(skein_load_checkpoint(s, dir("nothing").c_str()), SKEIN_ERROR_CONFIG, "nothing");
+  BOOST_TEST(skein_finish(s) == SKEIN_OK);
+  expect(skein_train_step(s, &tx, &ty, nullptr), SKEIN_ERROR_STATE, "finished");
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
+  // A destroyed handle: an error, not a use after free.
+  BOOST_TEST(skein_train_step(s, &tx, &ty, nullptr) == SKEIN_ERROR_HANDLE);
+  BOOST_TEST(contains(skein_last_error(nullptr), "not a live session"));
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_ERROR_HANDLE);
+  BOOST_TEST(skein_end_epoch(nullptr, nullptr) == SKEIN_ERROR_HANDLE);
+  BOOST_TEST(contains(skein_last_error(nullptr), "session is NULL"));
+  BOOST_TEST(std::strlen(skein_run_dir(s)) == 0u);
+}
+
+// The C++ example on two processes: ddp + tcpstore under torchrun.
+BOOST_AUTO_TEST_CASE(the_cpp_example_trains_on_two_processes) {
+  const std::string torchrun = "env SKEIN_TIMEOUT_S=60 " SKEIN_TEST_PYTHON
+                               " -m torch.distributed.run --nproc_per_node 2 -r 2 -t 2 --master_addr 127.0.0.1 --master_port " +
+                               std::to_string(test::free_port()) + " --no_python ";
+  auto r = test::run(test::in_private_network(torchrun + PENDULUM_EXE " " SKEIN_SOURCE_DIR
+                                              "/examples/embed/surrogate_ddp.json " + dir("ddp") + " 6"),
+                     300);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "surrogate rollout"));
+  const auto run = load_json(dir("ddp") + "/run.json");
+  BOOST_TEST(run["consistent"].get<bool>());
+  BOOST_TEST(boost::filesystem::exists(dir("ddp") + "/tensorboard"));
+  BOOST_TEST(boost::filesystem::exists(dir("ddp") + "/checkpoints"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
