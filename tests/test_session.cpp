@@ -55,7 +55,7 @@ struct Fixture : test::Workspace {
 
 // A C-side view of a float buffer.
 skein_tensor view(float* data, int rank, const int64_t* shape, skein_layout layout = SKEIN_ROW_MAJOR) {
-  return skein_tensor{data, rank, shape, SKEIN_FLOAT32, layout};
+  return skein_tensor{data, rank, shape, SKEIN_FLOAT32, static_cast<std::int32_t>(layout)};
 }
 
 std::string options_for(const std::string& run_dir) {
@@ -152,6 +152,26 @@ BOOST_AUTO_TEST_CASE(a_session_without_data_trains_predicts_and_stops_on_request
   BOOST_TEST(contains(test::message_of([&] { s.train_step(torch::randn({2, 4}), torch::randn({2, 2})); }), "[batch, 3]"));
 }
 
+// accumulate_steps: the optimizer steps after every second train_step.
+BOOST_AUTO_TEST_CASE(a_session_steps_the_optimizer_once_per_accumulation_group) {
+  auto cfg = fed_config();
+  cfg["accumulate_steps"] = 2;
+  skein::SessionOptions options;
+  options.run_dir = dir("accumulate");
+  options.echo_log = false;
+  skein::Session s(cfg, options);
+  auto weights = [&] { return s.context().model_base().parameters().front().detach().clone(); };
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  const auto before = weights();
+  s.train_step(x, y);
+  BOOST_TEST(torch::equal(weights(), before));  // half a group: no step yet
+  s.train_step(x, y);
+  const auto after = weights();
+  BOOST_TEST(!torch::equal(after, before));
+  s.train_step(x, y);
+  BOOST_TEST(torch::equal(weights(), after));
+}
+
 BOOST_AUTO_TEST_CASE(c_abi_trains_column_major_buffers_like_row_major_ones) {
   const std::string config = fed_config().dump();
   skein_session* s = nullptr;
@@ -205,7 +225,8 @@ BOOST_AUTO_TEST_CASE(c_abi_uses_float32_inputs_in_place) {
     BOOST_TEST_REQUIRE(skein_last_value(s, "train_input_address", &seen) == SKEIN_OK, skein_last_error(s));
     BOOST_TEST(seen == here);
   }
-  skein_tensor td{&xd[0][0], 2, xs, SKEIN_FLOAT64, SKEIN_ROW_MAJOR}, ty = view(&y[0][0], 2, ys);
+  skein_tensor td{&xd[0][0], 2, xs, SKEIN_FLOAT64, SKEIN_ROW_MAJOR};
+  skein_tensor ty = view(&y[0][0], 2, ys);
   BOOST_TEST_REQUIRE(skein_train_step(s, &td, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
   BOOST_TEST_REQUIRE(skein_end_epoch(s, nullptr) == SKEIN_OK);
   double seen = 0;
@@ -259,9 +280,9 @@ BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: shape[0] is 0");
   t = tx, t.shape = huge;
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "more elements");
-  t = tx, t.dtype = static_cast<skein_dtype>(42);
+  t = tx, t.dtype = 42;
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: dtype 42");
-  t = tx, t.layout = static_cast<skein_layout>(7);
+  t = tx, t.layout = 7;
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: layout 7");
   t = tx, t.shape = wrong;
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "[batch, 3]");

@@ -90,14 +90,14 @@ skein_status with_session(skein_session* s, const char* call, Body&& body) noexc
   return guarded(s->error, call, [&] { body(*s->session); });
 }
 
-torch::ScalarType scalar_type(skein_dtype dtype, const char* what) {
+torch::ScalarType scalar_type(std::int32_t dtype, const char* what) {
   switch (dtype) {
     case SKEIN_FLOAT32: return torch::kFloat;
     case SKEIN_FLOAT64: return torch::kDouble;
     case SKEIN_INT32: return torch::kInt;
     case SKEIN_INT64: return torch::kLong;
   }
-  bad_argument(std::string(what) + ": dtype " + std::to_string(static_cast<int>(dtype)) +
+  bad_argument(std::string(what) + ": dtype " + std::to_string(dtype) +
                " is none of SKEIN_FLOAT32, SKEIN_FLOAT64, SKEIN_INT32, SKEIN_INT64");
 }
 
@@ -111,7 +111,7 @@ torch::Tensor view_of(const skein_tensor* t, const char* what) {
   if (!t->shape) bad_argument(name + ": shape is NULL");
   if (!t->data) bad_argument(name + ": data is NULL");
   if (t->layout != SKEIN_ROW_MAJOR && t->layout != SKEIN_COLUMN_MAJOR)
-    bad_argument(name + ": layout " + std::to_string(static_cast<int>(t->layout)) +
+    bad_argument(name + ": layout " + std::to_string(t->layout) +
                  " is neither SKEIN_ROW_MAJOR nor SKEIN_COLUMN_MAJOR");
   std::vector<std::int64_t> sizes(t->shape, t->shape + t->rank), strides(sizes.size());
   const std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 8;
@@ -355,7 +355,7 @@ const char* skein_last_error(const skein_session* s) {
   return s->error.c_str();
 }
 
-const char* skein_status_name(skein_status status) {
+const char* skein_status_name(int status) {
   switch (status) {
     case SKEIN_OK: return "SKEIN_OK";
     case SKEIN_ERROR_ARGUMENT: return "SKEIN_ERROR_ARGUMENT";

@@ -11,6 +11,7 @@
 #include "skein/core/run_setup.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
+#include "skein/warning.hpp"
 
 namespace skein {
 
@@ -68,6 +69,7 @@ struct Session::Impl {
   bool finished = false;
   long train_index = 0;  // train steps in the open epoch
   long eval_index = 0;
+  bool warned_partial_group = false;
 
   Impl(const nlohmann::json& config_json, SessionOptions opts)
       : options(std::move(opts)),
@@ -77,7 +79,9 @@ struct Session::Impl {
         log(run.is_main(), options.echo_log) {
     TrainRequest request = request_of(config_json, options);
     scan_plugins(registry, request.plugin_dirs);
+    request.sources.world_size = run.world_size;
     config = resolve_run_config(request, registry);
+    if (!config.parallel_chosen.empty()) log.stream() << config.parallel_chosen << "\n";
     run.run_dir = agree_on_run_dir(request, run, store);
     dir = claim_run_dir(request, run);
     try {
@@ -223,7 +227,13 @@ Session::~Session() {
 }
 
 Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
+Session& Session::operator=(Session&& other) noexcept {
+  if (this != &other) {
+    Session old(std::move(*this));  // finished by its destructor
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
 
 StepResult Session::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
   return impl_->step(inputs, targets, true);
@@ -244,6 +254,16 @@ bool Session::end_epoch() {
   s.check_usable("end_epoch");
   s.open_epoch();  // an epoch without steps (a rank without data) still takes part
   s.epoch_open = false;
+  // Micro-batches after the epoch's last complete accumulation group never
+  // reached the optimizer (the next step's group starts afresh).
+  const long left = s.train_index % s.config.accumulate_steps;
+  if (left != 0 && !s.warned_partial_group) {
+    s.warned_partial_group = true;
+    warn("end_epoch: the last " + std::to_string(left) + " train step(s) of epoch " +
+         std::to_string(s.trainer->epoch()) + " did not complete a group of accumulate_steps=" +
+         std::to_string(s.config.accumulate_steps) +
+         ", so their gradients were not applied; feed a multiple of it per epoch, or set batches_per_epoch");
+  }
   return s.trainer->end_epoch();
 }
 

@@ -85,13 +85,14 @@ typedef enum skein_layout { SKEIN_ROW_MAJOR = 0, SKEIN_COLUMN_MAJOR = 1 } skein_
 
 #define SKEIN_MAX_RANK 8
 
-/* A caller's buffer seen as a tensor. */
+/* A caller's buffer seen as a tensor. dtype and layout are plain int32_t
+ * (a C enum's size is the compiler's choice; Fortran passes c_int). */
 typedef struct skein_tensor {
   void* data;           /* the first element */
   int rank;             /* dimensions, 1 to SKEIN_MAX_RANK; the first is the batch */
   const int64_t* shape; /* `rank` sizes, each at least 1 */
-  skein_dtype dtype;
-  skein_layout layout;
+  int32_t dtype;        /* a skein_dtype */
+  int32_t layout;       /* a skein_layout */
 } skein_tensor;
 
 /* An open session (opaque). */
@@ -152,8 +153,8 @@ SKEIN_C_EXPORT const char* skein_run_dir(skein_session* session);
 /* The message of the session's last failed call ("" when none); for NULL,
  * this thread's last failure without a live session. Never NULL. */
 SKEIN_C_EXPORT const char* skein_last_error(const skein_session* session);
-/* "SKEIN_ERROR_ARGUMENT", ... */
-SKEIN_C_EXPORT const char* skein_status_name(skein_status status);
+/* "SKEIN_ERROR_ARGUMENT", ... ("unknown status" for other values). */
+SKEIN_C_EXPORT const char* skein_status_name(int status);
 
 #ifdef __cplusplus
 }
