@@ -43,6 +43,17 @@ bool finish(po::variables_map& vm, const char* usage, const po::options_descript
   return true;
 }
 
+// The config file's top-level keys, for train --help (the README's "Config
+// reference" says more; `skein plugins describe NAME` lists a plugin's options).
+void print_config_keys(std::ostream& out) {
+  out << "\nconfig keys (JSON; --set KEY=VALUE overrides one):\n";
+  for (const auto& spec : core::top_level_schema()) {
+    std::string head = std::string("  ") + spec.name + " (" + option_type_name(spec.type) + ", default " +
+                       (spec.default_json ? spec.default_json : "required") + ")";
+    out << head << "\n      " << (spec.doc ? spec.doc : "") << "\n";
+  }
+}
+
 // In a Kubeflow pod, or an srun task alone on its node, `skein train
 // --nproc-per-node N` starts that node's workers: the node's place in the run
 // (nodes, node rank, master) comes from the cluster's variables unless the
@@ -108,8 +119,10 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
   if (!finish(vm,
               "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
               "[--run-dir DIR] [--nproc-per-node N ...]\n\n",
-              opts))
+              opts)) {
+    print_config_keys(std::cout);
     return false;
+  }
   out.distributed = vm.count("nproc-per-node") || vm.count("nnodes") || vm.count("max-restarts");
   if (vm.count("nproc-per-node")) take_node_from_cluster(vm, launch_opts);
   return true;

@@ -29,7 +29,11 @@ BOOST_AUTO_TEST_CASE(version_and_help) {
   auto r = test::run(kSkein + " --version");
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(contains(r.out, "plugin API 2.2"), r.out);
-  BOOST_TEST(test::run(kSkein + " train --help").exit_code == 0);
+  const auto help = test::run(kSkein + " train --help");
+  BOOST_TEST(help.exit_code == 0);
+  // The config's keys, with types and defaults, not only the flags.
+  for (const char* key : {"max_epochs (int, default 10)", "valid_split (number, default 0.1)", "data_info", "seed"})
+    BOOST_TEST(contains(help.out, key), help.out);
   BOOST_TEST(test::run(kSkein).exit_code == 2);
   auto bad = test::run(kSkein + " frobnicate");
   BOOST_TEST(bad.exit_code == 2);

@@ -58,6 +58,36 @@ BOOST_AUTO_TEST_CASE(unknown_top_level_key_suggests_the_right_one) {
   BOOST_TEST(mentions(err, "c.json"), err);
 }
 
+// Names other tools use are not typos: they map to skein's key.
+BOOST_AUTO_TEST_CASE(other_tools_key_names_suggest_skeins_key) {
+  for (const auto& [word, meaning] : std::vector<std::pair<std::string, std::string>>{
+           {"lr", "optimizer.lr"}, {"learning_rate", "optimizer.lr"}, {"epochs", "max_epochs"},
+           {"num_epochs", "max_epochs"}, {"dataset", "data"}, {"gradient_accumulation_steps", "accumulate_steps"}}) {
+    auto cfg = test::synthetic_config();
+    cfg[word] = 1;
+    const std::string err = error_of(cfg);
+    BOOST_TEST(mentions(err, word + ": unknown key (did you mean '" + meaning + "'?)"), err);
+  }
+}
+
+// Several processes and no parallel plugin: ddp, said; one named stays.
+BOOST_AUTO_TEST_CASE(several_processes_without_a_parallel_plugin_use_ddp) {
+  test::write_text(tmp.str("c.json"), test::synthetic_config().dump());
+  ConfigSources sources{tmp.str("c.json"), {}, {}};
+  sources.world_size = 2;
+  auto rc = resolve_config(sources, registry);
+  BOOST_TEST(rc.parallel.record->name == "ddp");
+  BOOST_TEST(mentions(rc.parallel_chosen, "parallel: ddp (the run has 2 processes"));
+  sources.world_size = 1;
+  rc = resolve_config(sources, registry);
+  BOOST_TEST(rc.parallel.record->name == "none");
+  BOOST_TEST(rc.parallel_chosen.empty());
+  sources.world_size = 2;
+  sources.sets = {"parallel.plugin=none"};
+  rc = resolve_config(sources, registry);
+  BOOST_TEST(rc.parallel.record->name == "none");
+}
+
 BOOST_AUTO_TEST_CASE(unknown_plugin_option_names_plugin_and_key) {
   auto cfg = test::synthetic_config();
   cfg["model"]["hiden"] = {8};

@@ -183,6 +183,19 @@ BOOST_AUTO_TEST_CASE(histories_are_identical_on_every_rank_with_both_store_backe
   BOOST_TEST(by_backend["filestore"] == by_backend["tcpstore"]);
 }
 
+// --nproc-per-node 2 with no parallel plugin in the config: ddp, said in the
+// log, and the ranks train one model.
+BOOST_AUTO_TEST_CASE(several_processes_without_a_parallel_plugin_train_with_ddp) {
+  auto cfg = base_config();
+  cfg.erase("parallel");
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(test::read_text(dir + "/train.log"), "parallel: ddp (the run has 2 processes"));
+  BOOST_TEST(load_json(dir + "/config.json")["parallel"]["plugin"].get<std::string>() == "ddp");
+  BOOST_TEST(load_json(dir + "/run.json")["consistent"].get<bool>());
+}
+
 BOOST_AUTO_TEST_CASE(local_history_on_several_ranks_is_recorded_but_not_enforced) {
   auto cfg = base_config();
   cfg["history"]["plugin"] = "local";

@@ -80,6 +80,21 @@ nlohmann::json without_durations(nlohmann::json epochs) {
 
 BOOST_FIXTURE_TEST_SUITE(interop, Fixture)
 
+// Labels 1..C (as R or a spreadsheet numbers classes) count as C + 1
+// classes; against a model of C outputs the error says why.
+BOOST_AUTO_TEST_CASE(labels_starting_at_one_are_named_as_the_cause) {
+  auto r = py("inputs " + dir("x.npy") + " float32 64 1 8 8");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("labels " + dir("y.npy") + " 64 4 1");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto cfg = image_config(script("classifier"));
+  cfg["data"] = {{"plugin", "npy"}, {"train_inputs", dir("x.npy")}, {"train_targets", dir("y.npy")}};
+  cfg["callbacks"] = nlohmann::json::array();
+  auto t = train(cfg, "ones");
+  BOOST_TEST(t.exit_code != 0);
+  BOOST_TEST(contains(t.err, "the labels start at 1; shift them to 0..3, or give the model 5 outputs"), t.err);
+}
+
 BOOST_AUTO_TEST_CASE(torchscript_model_trains_resumes_and_exports) {
   const std::string model = script("classifier");
   auto cfg = image_config(model);
@@ -245,6 +260,12 @@ BOOST_AUTO_TEST_CASE(bad_models_losses_and_commands) {
   BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("sd.pt")).exit_code == 0);
   cfg = image_config(dir("sd.pt"));
   test::expect_one_error(train(cfg, "bad2"), 2, {"is not a TorchScript module", "sd.pt"});
+  // Set by a flag, the path's errors name the flag, not the config file.
+  test::expect_one_error(train(image_config(script("classifier")), "bad2b", "--set model.path=" + dir("sd.pt")), 2,
+                         {"command line (--set model.path=", "is not a TorchScript module"});
+  test::expect_one_error(train(image_config(script("classifier")), "bad2c",
+                               "--set model.path=" + script("two_inputs")),
+                         2, {"command line (--set model.path=", "skein calls forward(x: Tensor) -> Tensor"});
 
   cfg = image_config(script("two_inputs"));
   test::expect_one_error(train(cfg, "bad3"), 2, {"skein calls forward(x: Tensor) -> Tensor", "two_inputs.pt"});

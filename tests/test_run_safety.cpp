@@ -89,6 +89,21 @@ BOOST_AUTO_TEST_CASE(a_failed_overwrite_leaves_the_old_run_whole) {
   BOOST_TEST(!fs::exists(run + "/.skein-previous"));
 }
 
+// A start whose first batch fails (a model of the wrong output width, a
+// loss that does not fit the targets, here a callback) is a failed start: it
+// leaves nothing behind, as one that fails before training. From the second
+// batch on, the run is kept with its train.log.
+BOOST_AUTO_TEST_CASE(a_run_failing_in_its_first_batch_leaves_nothing_behind) {
+  write_config("first", test::synthetic_config());
+  auto r = train("first", "--run-dir " + tmp.str("first-run") + " --plugin probe_callback:fail_first=1");
+  BOOST_TEST(r.exit_code != 0, r.err);
+  BOOST_TEST(contains(r.err, "probe failure at the first batch"), r.err);
+  BOOST_TEST(!fs::exists(tmp.str("first-run")));
+  r = train("first", "--run-dir " + tmp.str("second-run") + " --plugin probe_callback:fail_mid=1");
+  BOOST_TEST(r.exit_code != 0, r.err);
+  BOOST_TEST(fs::exists(tmp.str("second-run/train.log")));  // kept: it trained a batch
+}
+
 // Killed before its first epoch ends, the new run cannot restore anything
 // itself: the next skein process that takes the directory does.
 BOOST_AUTO_TEST_CASE(an_overwrite_killed_in_its_first_epoch_is_undone_by_the_next_command) {

@@ -120,38 +120,6 @@ Options PluginUse::make_options() const {
   return Options(where + " (plugin '" + record->name + "')", options);
 }
 
-const std::vector<OptionSpec>& top_level_schema() {
-  static const std::vector<OptionSpec> schema = {
-      {"model", OptionType::object, nullptr, "Model plugin and its options: {\"plugin\": NAME, ...}"},
-      {"data", OptionType::object, "null",
-       "Dataset plugin and its options (required by skein train; a session may be fed by its program instead)"},
-      {"data_info", OptionType::object, "null",
-       "Without data (a session): {\"input_shape\": [per-sample dims], \"num_classes\": classes or output width}"},
-      {"history", OptionType::object, R"({"plugin": "local"})", "History backend plugin"},
-      {"parallel", OptionType::object, R"({"plugin": "none"})", "Parallel wrapper plugin"},
-      {"callbacks", OptionType::list, R"([{"plugin": "print_log"}])", "Callback plugins, in order"},
-      {"loss", OptionType::object, R"({"plugin": "cross_entropy"})", "Loss plugin and its options"},
-      {"optimizer", OptionType::object, R"({"plugin": "sgd"})", "Optimizer plugin and its options"},
-      {"init_from", OptionType::string, R"("")",
-       "Warm start: a state dict file (Python torch.save(model.state_dict())) or a skein checkpoint directory"},
-      {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
-      {"max_epochs", OptionType::integer, "10", "Epochs to train"},
-      {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},
-      {"seed", OptionType::integer, "0", "Seed of every random choice"},
-      {"valid_split", OptionType::number, "0.1", "Fraction of train held out for validation"},
-      {"data_workers", OptionType::integer, "1",
-       "Threads that fetch batches of a streaming dataset ahead of training (0: on the training thread)"},
-      {"plugin_versions", OptionType::object, "{}", "Written by skein into config.json; ignored"},
-  };
-  return schema;
-}
-
-nlohmann::json schema_default(const std::string& key) {
-  for (const auto& spec : top_level_schema())
-    if (key == spec.name && spec.default_json) return nlohmann::json::parse(spec.default_json);
-  throw std::logic_error("config key '" + key + "' has no default");
-}
-
 nlohmann::json read_config_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot read config file '" + path + "'");
@@ -401,6 +369,13 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     rc.from_command_line.push_back({set.substr(0, set.find('=')), "--set " + set});
   }
 
+  // Several processes and no parallel plugin: data parallel, as Lightning
+  // picks its DDP strategy (one process keeps the schema's default, none).
+  if (sources.world_size > 1 && raw.is_object() && !raw.contains("parallel")) {
+    raw["parallel"] = {{"plugin", "ddp"}};
+    rc.parallel_chosen = "parallel: ddp (the run has " + std::to_string(sources.world_size) +
+                         " processes and the config names no parallel plugin)";
+  }
   try {
     nlohmann::json cfg = validate_options(top_level_schema(), raw, "config");
     // Keys read better without the "config." prefix the validator adds.

@@ -263,7 +263,9 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   continue_after_agent_restart(request, run, launcher, store, log);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
+  request.sources.world_size = run.world_size;
   const RunConfig config = resolve_run_config(request, registry);
+  if (!config.parallel_chosen.empty()) log << config.parallel_chosen << "\n";
 
   run.run_dir = agree_on_run_dir(request, run, store);
   const bool resuming = !request.resume_dir.empty();
@@ -287,10 +289,11 @@ TrainOutcome run_training(const TrainRequest& original_request) {
     log.flush();
     return outcome;
   } catch (const std::exception& e) {
-    // A run that never trained leaves nothing behind, and one that replaced
-    // another but never completed an epoch brings the other back (a resume
-    // keeps its run).
-    const bool trained = trainer && trainer->first_batch_at();
+    // A run that never completed a batch leaves nothing behind (errors the
+    // first batch finds, such as a model's wrong output width, are a failed
+    // start), and one that replaced another but never completed an epoch
+    // brings the other back (a resume keeps its run).
+    const bool trained = trainer && trainer->batches_done() > 0;
     if (dir && !resuming && !dir->committed() && (dir->holds_previous_run() || !trained)) {
       try {
         dir->discard_failed_start();

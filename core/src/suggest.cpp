@@ -20,7 +20,33 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
+// What other tools call a key (PyTorch Lightning, Keras, Hugging Face
+// scripts): not typos, so no edit distance finds them.
+struct Alias {
+  const char* word;
+  const char* meaning;  // a key path; its first segment must be a candidate
+};
+constexpr Alias kAliases[] = {{"lr", "optimizer.lr"},           {"learning_rate", "optimizer.lr"},
+                              {"weight_decay", "optimizer.weight_decay"}, {"momentum", "optimizer.momentum"},
+                              {"epochs", "max_epochs"},         {"num_epochs", "max_epochs"},
+                              {"n_epochs", "max_epochs"},       {"num_train_epochs", "max_epochs"},
+                              {"batchsize", "batch_size"},      {"per_device_train_batch_size", "batch_size"},
+                              {"optimiser", "optimizer"},       {"optim", "optimizer"},
+                              {"dataset", "data"},              {"criterion", "loss"},
+                              {"loss_fn", "loss"},              {"strategy", "parallel"},
+                              {"gradient_accumulation_steps", "accumulate_steps"},
+                              {"accumulate_grad_batches", "accumulate_steps"},
+                              {"validation_split", "valid_split"}, {"val_split", "valid_split"},
+                              {"num_workers", "data_workers"}};
+
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  for (const auto& alias : kAliases) {
+    if (word != alias.word) continue;
+    const std::string meaning = alias.meaning;
+    const std::string top = meaning.substr(0, meaning.find('.'));
+    if (std::find(candidates.begin(), candidates.end(), top) != candidates.end())
+      return " (did you mean '" + meaning + "'?)";
+  }
   const std::string* best = nullptr;
   std::size_t best_distance = 0;
   for (const auto& c : candidates) {

@@ -52,11 +52,19 @@ void check_classes_present(const torch::Tensor& targets, const DataInfo& info, c
 
 // A classifier must score every class the data has: a narrower output makes
 // some labels out of range, a wider one silently trains classes that never occur.
-void check_class_scores(const torch::Tensor& outputs, const DataInfo& info, const std::string& model) {
-  if (outputs.dim() == 2 && info.num_classes > 0 && outputs.size(1) != info.num_classes)
-    throw ConfigError("model '" + model + "' outputs " + std::to_string(outputs.size(1)) +
-                      " class scores per sample, but the dataset has " + std::to_string(info.num_classes) +
-                      " classes");
+// `smallest_label`: of the training targets, when held in memory.
+void check_class_scores(const torch::Tensor& outputs, const DataInfo& info, const std::string& model,
+                        std::optional<std::int64_t> smallest_label) {
+  if (outputs.dim() != 2 || info.num_classes <= 0 || outputs.size(1) == info.num_classes) return;
+  std::string message = "model '" + model + "' outputs " + std::to_string(outputs.size(1)) +
+                        " class scores per sample, but the dataset has " + std::to_string(info.num_classes) +
+                        " classes";
+  // Labels 1..C count as C + 1 classes (0..C) when the count is inferred.
+  if (smallest_label && *smallest_label == 1 && outputs.size(1) == info.num_classes - 1)
+    message += " (0 to " + std::to_string(info.num_classes - 1) + "): the labels start at 1; shift them to 0.." +
+               std::to_string(info.num_classes - 2) + ", or give the model " + std::to_string(info.num_classes) +
+               " outputs";
+  throw ConfigError(message);
 }
 
 }  // namespace
@@ -82,7 +90,10 @@ void Trainer::open_splits() {
   const DataSplit all(train_source);
   if (const torch::Tensor targets = train_source->targets_in_memory(); targets.defined()) {
     loss_->check_targets(targets, data_info_, "train");
-    if (loss_->classification()) check_classes_present(targets, data_info_, data_where);
+    if (loss_->classification()) {
+      check_classes_present(targets, data_info_, data_where);
+      if (targets.numel() > 0) smallest_label_ = targets.min().item<std::int64_t>();
+    }
   }
   if (test_source) {
     if (const torch::Tensor targets = test_source->targets_in_memory(); targets.defined())
@@ -191,7 +202,14 @@ torch::Tensor Trainer::compute_loss(Batch& batch) {
     batch.outputs = model_->forward(batch.inputs);
   }
   if (!outputs_checked_) {
-    if (loss_->classification()) check_class_scores(batch.outputs, data_info_, config_.model.record->name);
+    if (loss_->classification()) {
+      // The smallest label of the training targets, or of this batch when
+      // they are not all in memory.
+      std::optional<std::int64_t> smallest = smallest_label_;
+      if (!smallest && batch.targets.scalar_type() == torch::kLong && batch.targets.numel() > 0)
+        smallest = batch.targets.min().item<std::int64_t>();
+      check_class_scores(batch.outputs, data_info_, config_.model.record->name, smallest);
+    }
     outputs_checked_ = true;
   }
   PluginScope scope(config_.loss.record->name.c_str(), "loss compute");
@@ -268,6 +286,7 @@ void Trainer::train_batch(Batch& batch) {
   log.put(k_train_size_, static_cast<double>(batch.inputs.size(0)));
   record_loss_metrics(batch, "train");
   each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
+  ++batches_done_;
 }
 
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {

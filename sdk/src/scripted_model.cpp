@@ -53,11 +53,11 @@ void refuse_outside_operators(const std::string& bytes, const std::string& path,
   try {
     use = find_outside_operator(bytes);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
+    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");
   }
   if (use)
-    throw ConfigError(owner + ": '" + path + "': " + use->function + " calls " + use->op +
+    throw ConfigError(owner + ": option 'path': '" + path + "': " + use->function + " calls " + use->op +
                       ", which reaches files or processes; a TorchScript file is a program that runs with your "
                       "rights: if you trust this one, allow it with --allow-script-file-ops (or " +
                       env::kAllowScriptFileOps + "=1)");
@@ -82,18 +82,18 @@ ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) 
   try {
     check_zip_record_sizes(path);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
+    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
   }
   if (!script_file_ops_allowed()) refuse_outside_operators(bytes, path, owner);
   try {
     std::istringstream in(bytes);
     script_ = torch::jit::load(in);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
+    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");
   }
   auto forward = script_.find_method("forward");
-  if (!forward) throw ConfigError(owner + ": the TorchScript module in '" + path + "' has no forward method");
+  if (!forward) throw ConfigError(owner + ": option 'path': the TorchScript module in '" + path + "' has no forward method");
   const auto& schema = forward->function().getSchema();
   const auto& args = schema.arguments();
   std::size_t required = 0;
@@ -104,7 +104,7 @@ ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) 
   const bool returns_tensor = schema.returns().size() == 1 &&
                               schema.returns()[0].type()->kind() == c10::TypeKind::TensorType;
   if (!one_tensor || !returns_tensor)
-    throw ConfigError(owner + ": the forward of '" + path + "' is '" + signature(schema) +
+    throw ConfigError(owner + ": option 'path': the forward of '" + path + "' is '" + signature(schema) +
                       "'; skein calls forward(x: Tensor) -> Tensor");
   mirror(script_, *this);
 }

@@ -40,7 +40,8 @@ class ProbeCallback final : public skein::Callback {
         signal_launcher_(args.options.get_bool("signal_launcher")),
         dump_listeners_(args.options.get_bool("dump_listeners")),
         fail_mid_(args.options.get_int("fail_mid")),
-        record_inputs_(args.options.get_bool("record_inputs")) {}
+        record_inputs_(args.options.get_bool("record_inputs")),
+        fail_first_(args.options.get_int("fail_first")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -57,6 +58,8 @@ class ProbeCallback final : public skein::Callback {
       log.put(log.key("train_input_address"),
               static_cast<double>(reinterpret_cast<std::uintptr_t>(b.inputs.data_ptr())));
     }
+    if (fail_first_ > 0 && ctx.epoch() == fail_first_ && b.training && b.index == 0)
+      throw std::runtime_error("probe failure at the first batch on rank " + std::to_string(ctx.run().rank));
     if (fail_mid_ > 0 && ctx.epoch() == fail_mid_ && b.training && b.index == 1)
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: at the second training batch.
@@ -153,6 +156,7 @@ class ProbeCallback final : public skein::Callback {
   bool signal_launcher_, dump_listeners_;
   long fail_mid_;
   bool record_inputs_;
+  long fail_first_;
   std::string events_;
 };
 
@@ -164,6 +168,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("fail_at", integer, "0", "Throw at the start of this epoch (0: never)"),
              SKEIN_OPTION("fail_rank", integer, "-1", "Only on this rank (-1: all)"),
              SKEIN_OPTION("fail_mid", integer, "0", "Throw at the second train batch of this epoch (0: never)"),
+             SKEIN_OPTION("fail_first", integer, "0", "Throw at the first train batch of this epoch (0: never)"),
              SKEIN_OPTION("record_inputs", boolean, "false", "Record each train batch's input address (train_input_address)"),
              SKEIN_OPTION("throw_int_at", integer, "0", "Throw an int (no std::exception) at the start of this epoch"),
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),

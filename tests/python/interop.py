@@ -198,9 +198,10 @@ def main(argv):
     elif command == "inputs":  # inputs OUT.npy DTYPE N D...
         out, dtype, dims = args[0], args[1], [int(d) for d in args[2:]]
         np.save(out, np.random.default_rng(0).standard_normal(dims).astype(dtype))
-    elif command == "labels":  # labels OUT.npy N CLASSES: int64 class ids
+    elif command == "labels":  # labels OUT.npy N CLASSES [FIRST]: int64 class ids FIRST..FIRST+CLASSES-1
         out, n, classes = args[0], int(args[1]), int(args[2])
-        np.save(out, np.random.default_rng(1).integers(0, classes, n).astype("int64"))
+        first = int(args[3]) if len(args) > 3 else 0
+        np.save(out, first + np.random.default_rng(1).integers(0, classes, n).astype("int64"))
     elif command == "tensors_file":  # tensors_file X.npy Y.npy OUT.pt: torch.save({"inputs": x, "targets": y})
         x, y = torch.from_numpy(np.load(args[0])), torch.from_numpy(np.load(args[1]))
         torch.save({"inputs": x, "targets": y}, args[2])

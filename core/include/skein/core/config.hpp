@@ -19,6 +19,9 @@ struct ConfigSources {
   std::vector<std::string> sets;     // dotted.key=VALUE
   nlohmann::json base;               // when set: used instead of reading config_path (which names it)
   bool data_required = true;         // false for a session: its program may feed the batches
+  // Processes of the run: with more than one and no parallel plugin named
+  // anywhere, the run uses ddp (RunConfig::parallel_chosen says so).
+  int world_size = 1;
 };
 
 // One activated plugin with its validated options.
@@ -45,6 +48,9 @@ struct RunConfig {
   // command line, each with the flag that set it: errors blame that flag.
   std::vector<std::pair<std::string, std::string>> from_command_line;
   std::string config_path;
+  // Set when ddp was chosen because the run has several processes and the
+  // config names no parallel plugin: a line for the log.
+  std::string parallel_chosen;
 };
 
 // `message` (an error about a config value) prefixed with where that value

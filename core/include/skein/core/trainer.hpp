@@ -57,6 +57,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void on_epoch_recorded(std::function<void(long epoch)> call) { epoch_recorded_ = std::move(call); }
   // When this process began its first train batch (for start-up measurements).
   std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
+  // Train batches completed by this process (a failure inside the first is a failed start).
+  long batches_done() const { return batches_done_; }
 
   // --- The engine's steps: fit() drives them from the dataset, a Session
   // (skein/session.hpp) from its program's own batches. One implementation.
@@ -165,6 +167,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   long start_epoch_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_batch_at_;
   std::chrono::steady_clock::time_point epoch_started_;
+  long batches_done_ = 0;
   long batches_per_epoch_ = 0;
   struct CheckpointRequest {
     std::string name;
@@ -178,6 +181,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
   std::map<std::string, int> k_metrics_;
   bool outputs_checked_ = false;
+  std::optional<std::int64_t> smallest_label_;  // of training targets held in memory (classification)
   std::function<void(long)> epoch_recorded_;
 };
 
