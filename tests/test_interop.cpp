@@ -196,6 +196,10 @@ BOOST_AUTO_TEST_CASE(binary_and_nll_losses) {
   auto last = load_json(dir("bce/history.json")).back();
   BOOST_TEST(last["valid_acc"].get<double>() > 0.6);
   BOOST_TEST(last.contains("train_acc"));
+  // What the loss records for validation, the test split gets too.
+  const auto results = load_json(dir("bce/results.json"));
+  BOOST_TEST(results["test_accuracy"].get<double>() > 0.6, results.dump());
+  BOOST_TEST(contains(r.out, "Test accuracy: "), r.out);
 
   cfg = test::synthetic_config();
   cfg["loss"] = {{"plugin", "nll"}};

@@ -188,6 +188,7 @@ void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& 
   outcome.test_loss = test.loss;
   results["test_loss"] = test.loss;
   results["test_samples"] = test.samples;
+  for (const auto& [name, value] : test.metrics) results["test_" + name] = value;
   log << std::fixed << std::setprecision(4);
   if (test.accuracy) {
     results["test_accuracy"] = *test.accuracy;

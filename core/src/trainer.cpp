@@ -330,6 +330,9 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
   sums.values[0] += loss * size;
   sums.values[1] += static_cast<double>(correct);
   sums.values[2] += size;
+  ++sums.batches;
+  if (!record)  // the test split: the loss's values too, as validation records them
+    for (const auto& m : loss_->metrics(batch.outputs, batch.targets)) sums.metrics[m.name] += m.value * size;
   if (record) {
     log.put(k_valid_loss_, loss);
     if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
@@ -341,12 +344,31 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
 
 EvalResult Trainer::reduce_eval(EvalSums sums) {
   auto& values = sums.values;
+  // The loss's values are summed over ranks by name: only when every rank
+  // evaluated a batch, so that all hold the same names (a collective either way).
+  values.push_back(sums.batches == 0 ? 1.0 : 0.0);
   parallel_->all_reduce_sum(values);
+  const bool every_rank_has_metrics = values.back() == 0.0;
+  values.pop_back();
   EvalResult r;
   r.samples = static_cast<std::int64_t>(values[2]);
   if (r.samples > 0) {
     r.loss = values[0] / values[2];
     if (loss_->classification()) r.accuracy = values[1] / values[2];
+  }
+  if (every_rank_has_metrics && !sums.metrics.empty() && r.samples > 0) {
+    std::vector<double> metric_sums;
+    for (const auto& [name, sum] : sums.metrics) metric_sums.push_back(sum);
+    parallel_->all_reduce_sum(metric_sums);
+    std::size_t i = 0;
+    for (const auto& [name, sum] : sums.metrics) {
+      const double mean = metric_sums[i++] / values[2];
+      if (name == "acc") {
+        if (!r.accuracy) r.accuracy = mean;  // bce_with_logits: accuracy from the loss's own count
+      } else {
+        r.metrics[name] = mean;
+      }
+    }
   }
   return r;
 }

@@ -31,8 +31,10 @@ struct CheckpointMeta;  // checkpoint_meta.hpp
 // Loss and accuracy summed over every rank's share of a split.
 struct EvalResult {
   double loss = 0;
-  std::optional<double> accuracy;  // classification losses only
+  std::optional<double> accuracy;  // classification losses, or a loss that records "acc"
   std::int64_t samples = 0;
+  // The loss's other recorded values (Loss::metrics), sample-weighted means.
+  std::map<std::string, double> metrics;
 };
 
 class SKEIN_EXPORT Trainer final : public TrainContext {
@@ -73,6 +75,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // loss * samples, correct, samples of this rank's evaluation batches.
   struct EvalSums {
     std::vector<double> values{0.0, 0.0, 0.0};
+    std::map<std::string, double> metrics;  // name -> sum of value * batch size (unrecorded passes)
+    long batches = 0;
   };
   // One evaluation batch without gradients; `record`: as valid_* values.
   void eval_batch(Batch& batch, bool record, EvalSums& sums);
