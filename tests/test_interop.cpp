@@ -95,6 +95,17 @@ BOOST_AUTO_TEST_CASE(labels_starting_at_one_are_named_as_the_cause) {
   BOOST_TEST(contains(t.err, "the labels start at 1; shift them to 0..3, or give the model 5 outputs"), t.err);
 }
 
+// A forward that fails in the TorchScript interpreter: one line naming the
+// model plugin, the inputs' shape and the failing op (not the interpreter's
+// header alone).
+BOOST_AUTO_TEST_CASE(a_failing_forward_names_the_model_the_inputs_and_the_op) {
+  auto cfg = image_config(script("classifier"));
+  cfg["data"]["shape"] = {16};  // a table, for a CNN
+  cfg["callbacks"] = nlohmann::json::array();
+  test::expect_one_error(train(cfg, "table"), 1,
+                         {"model 'torchscript' failed on inputs of shape [32, 16]", "conv2d", "[32, 16]"});
+}
+
 BOOST_AUTO_TEST_CASE(torchscript_model_trains_resumes_and_exports) {
   const std::string model = script("classifier");
   auto cfg = image_config(model);

@@ -199,7 +199,20 @@ void Trainer::each_callback(const char* hook, const std::function<void(Callback&
 torch::Tensor Trainer::compute_loss(Batch& batch) {
   {
     PluginScope scope(config_.model.record->name.c_str(), "model forward");
-    batch.outputs = model_->forward(batch.inputs);
+    try {
+      batch.outputs = model_->forward(batch.inputs);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // One line that names the model, the inputs and the cause (a TorchScript
+      // error's first lines are only a header); the whole message to the log.
+      const std::string what = e.what();
+      if (what.find('\n') != std::string::npos) log_ << "\nThe model's forward failed:\n" << what << "\n";
+      std::ostringstream line;
+      line << "model '" << config_.model.record->name << "' failed on inputs of shape " << batch.inputs.sizes()
+           << ": " << first_line(what);
+      throw std::runtime_error(line.str());
+    }
   }
   if (!outputs_checked_) {
     if (loss_->classification()) {
