@@ -301,6 +301,9 @@ TrainOutcome run_training(const TrainRequest& original_request) {
       } catch (const std::exception&) {
         // The original error matters more.
       }
+    } else {
+      // The run stays: its log ends with why it stopped (stderr has the line too).
+      run_log.note("skein: error: " + first_line(e.what()) + "\n");
     }
     report_failure(e);
     throw;
