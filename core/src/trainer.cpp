@@ -52,15 +52,17 @@ void check_classes_present(const torch::Tensor& targets, const DataInfo& info, c
 
 // A classifier must score every class the data has: a narrower output makes
 // some labels out of range, a wider one silently trains classes that never occur.
-// `smallest_label`: of the training targets, when held in memory.
-void check_class_scores(const torch::Tensor& outputs, const DataInfo& info, const std::string& model,
-                        std::optional<std::int64_t> smallest_label) {
+void check_class_scores(const torch::Tensor& outputs, const torch::Tensor& targets, const DataInfo& info,
+                        const std::string& model) {
   if (outputs.dim() != 2 || info.num_classes <= 0 || outputs.size(1) == info.num_classes) return;
   std::string message = "model '" + model + "' outputs " + std::to_string(outputs.size(1)) +
                         " class scores per sample, but the dataset has " + std::to_string(info.num_classes) +
                         " classes";
-  // Labels 1..C count as C + 1 classes (0..C) when the count is inferred.
-  if (smallest_label && *smallest_label == 1 && outputs.size(1) == info.num_classes - 1)
+  // Labels 1..C count as C + 1 classes (0..C) when the count is inferred: the
+  // batch's smallest label tells (looked at only on this failing path).
+  const bool starts_at_one = targets.scalar_type() == torch::kLong && targets.numel() > 0 &&
+                             targets.min().item<std::int64_t>() == 1;
+  if (starts_at_one && outputs.size(1) == info.num_classes - 1)
     message += " (0 to " + std::to_string(info.num_classes - 1) + "): the labels start at 1; shift them to 0.." +
                std::to_string(info.num_classes - 2) + ", or give the model " + std::to_string(info.num_classes) +
                " outputs";
@@ -90,10 +92,7 @@ void Trainer::open_splits() {
   const DataSplit all(train_source);
   if (const torch::Tensor targets = train_source->targets_in_memory(); targets.defined()) {
     loss_->check_targets(targets, data_info_, "train");
-    if (loss_->classification()) {
-      check_classes_present(targets, data_info_, data_where);
-      if (targets.numel() > 0) smallest_label_ = targets.min().item<std::int64_t>();
-    }
+    if (loss_->classification()) check_classes_present(targets, data_info_, data_where);
   }
   if (test_source) {
     if (const torch::Tensor targets = test_source->targets_in_memory(); targets.defined())
@@ -215,14 +214,8 @@ torch::Tensor Trainer::compute_loss(Batch& batch) {
     }
   }
   if (!outputs_checked_) {
-    if (loss_->classification()) {
-      // The smallest label of the training targets, or of this batch when
-      // they are not all in memory.
-      std::optional<std::int64_t> smallest = smallest_label_;
-      if (!smallest && batch.targets.scalar_type() == torch::kLong && batch.targets.numel() > 0)
-        smallest = batch.targets.min().item<std::int64_t>();
-      check_class_scores(batch.outputs, data_info_, config_.model.record->name, smallest);
-    }
+    if (loss_->classification())
+      check_class_scores(batch.outputs, batch.targets, data_info_, config_.model.record->name);
     outputs_checked_ = true;
   }
   PluginScope scope(config_.loss.record->name.c_str(), "loss compute");
@@ -344,9 +337,9 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
   sums.values[1] += static_cast<double>(correct);
   sums.values[2] += size;
   ++sums.batches;
-  if (!record)  // the test split: the loss's values too, as validation records them
+  if (!record) {  // the test split: the loss's values too, as validation records them
     for (const auto& m : loss_->metrics(batch.outputs, batch.targets)) sums.metrics[m.name] += m.value * size;
-  if (record) {
+  } else {
     log.put(k_valid_loss_, loss);
     if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
     log.put(k_valid_size_, size);

@@ -185,7 +185,6 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   int k_train_loss_, k_train_size_, k_valid_loss_, k_valid_acc_, k_valid_size_;
   std::map<std::string, int> k_metrics_;
   bool outputs_checked_ = false;
-  std::optional<std::int64_t> smallest_label_;  // of training targets held in memory (classification)
   std::function<void(long)> epoch_recorded_;
 };
 
