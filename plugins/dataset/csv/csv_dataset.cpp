@@ -29,7 +29,7 @@ using skein_csv::CsvReader;
 using skein_csv::NumberStatus;
 using skein_csv::Row;
 
-enum class Task { classification, regression };
+enum class Task { classification, binary, regression };
 enum class HeaderMode { automatic, yes, no };
 
 // The options, checked.
@@ -38,6 +38,7 @@ struct Settings {
   HeaderMode header = HeaderMode::automatic;
   Task task = Task::classification;
   char delimiter = ',';
+  std::int64_t max_classes = 1000;
 };
 
 HeaderMode header_mode(const skein::Options& opt) {
@@ -51,8 +52,9 @@ HeaderMode header_mode(const skein::Options& opt) {
 Task task_of(const skein::Options& opt) {
   const std::string task = opt.get_string("task");
   if (task == "classification") return Task::classification;
+  if (task == "binary") return Task::binary;
   if (task == "regression") return Task::regression;
-  opt.fail("task", "must be classification or regression, got '" + task + "'");
+  opt.fail("task", "must be classification, binary or regression, got '" + task + "'");
 }
 
 char delimiter_of(const skein::Options& opt) {
@@ -72,6 +74,8 @@ Settings read_settings(const skein::Options& opt) {
   s.header = header_mode(opt);
   s.task = task_of(opt);
   s.delimiter = delimiter_of(opt);
+  s.max_classes = opt.get_int("max_classes");
+  if (s.max_classes < 2) opt.fail("max_classes", "must be at least 2, got " + std::to_string(s.max_classes));
   return s;
 }
 
@@ -315,6 +319,43 @@ std::vector<std::string> class_names(const std::vector<std::string>& labels) {
   return sorted;
 }
 
+// The row of the first label that is a number but not an integer, when every
+// label is a number: real-valued targets, which classification would turn
+// into one class per distinct value.
+std::optional<std::size_t> real_valued_label(const Table& t) {
+  std::optional<std::size_t> first;
+  for (std::size_t r = 0; r < t.targets.size(); ++r) {
+    float ignored = 0;
+    if (skein_csv::parse_float(t.targets[r], ignored) == NumberStatus::not_a_number) return std::nullopt;
+    if (!first && !skein_csv::parse_integer(t.targets[r])) first = r;
+  }
+  return first;
+}
+
+// The classes of a classification or binary task, checked: labels, not
+// measurements; within the cap; exactly two for binary.
+std::vector<std::string> checked_classes(const Table& t, const Layout& layout, const Settings& s,
+                                         const skein::Options& opt) {
+  std::string column = "the target column (column " + std::to_string(layout.target + 1);
+  if (!layout.names.empty()) column += ", " + skein::quoted(layout.names[layout.target]);
+  column += ") of " + t.file;
+  if (const auto r = real_valued_label(t))
+    opt.fail("task", "is " + std::string(s.task == Task::binary ? "binary" : "classification") + ", but " + column +
+                         " holds real numbers (" + skein::quoted(t.targets[*r]) + " on line " +
+                         std::to_string(t.lines[*r]) + "), not class labels; set \"task\": \"regression\" to "
+                         "predict the value");
+  const auto classes = class_names(t.targets);
+  if (s.task == Task::binary && classes.size() != 2)
+    opt.fail("task", "is binary, which needs exactly 2 distinct labels in " + column + "; it holds " +
+                         std::to_string(classes.size()));
+  if (static_cast<std::int64_t>(classes.size()) > s.max_classes)
+    opt.fail("max_classes", "is " + std::to_string(s.max_classes) + ", but " + column + " holds " + std::to_string(classes.size()) +
+                                " distinct labels, more than max_classes (" + std::to_string(s.max_classes) +
+                                "); raise it if that many classes are meant, or set \"task\": \"regression\" for "
+                                "a real-valued target");
+  return classes;
+}
+
 // Each row's class id; a label outside `classes` (from `train_file`) is an error.
 torch::Tensor class_ids(const Table& t, const Layout& layout, const std::vector<std::string>& classes,
                         const std::string& train_file) {
@@ -372,7 +413,17 @@ class CsvDataset final : public skein::InMemoryDataset {
       if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), regression_targets(*test, layout_)};
       return;
     }
-    const auto classes = class_names(train.targets);
+    const auto classes = checked_classes(train, layout_, s_, opt_);
+    if (s_.task == Task::binary) {
+      // One logit per sample (bce_with_logits): the second label is 1.
+      info_.num_classes = 1;
+      train_ = {inputs_of(train, layout_), class_ids(train, layout_, classes, s_.train).to(torch::kFloat32)};
+      if (test)
+        test_ = skein::TensorSplit{inputs_of(*test, layout_),
+                                   class_ids(*test, layout_, classes, s_.train).to(torch::kFloat32)};
+      save_classes(args.run, classes);
+      return;
+    }
     info_.num_classes = static_cast<std::int64_t>(classes.size());
     train_ = {inputs_of(train, layout_), class_ids(train, layout_, classes, s_.train)};
     if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), class_ids(*test, layout_, classes, s_.train)};
@@ -415,7 +466,7 @@ class CsvDataset final : public skein::InMemoryDataset {
 
 }  // namespace
 
-SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.0.0",
+SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.1.0",
              "Rows of a CSV file: numeric input columns and a class label or regression target",
              SKEIN_REQUIRED_OPTION("train", string, "Training CSV file"),
              SKEIN_OPTION("test", string, "\"\"", "Test CSV file with the same columns (empty: no test split)"),
@@ -425,6 +476,9 @@ SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.0.0",
                           "auto (the first row is a header when a non-target field is not a number or when it is 0,1,...,N-1; "
                           "a warning says which an all-number first row was taken for), yes or no"),
              SKEIN_OPTION("task", string, "\"classification\"",
-                          "classification (labels to class ids, saved as csv_classes.json) or regression "
+                          "classification (labels to class ids, saved as csv_classes.json), binary (two labels "
+                          "to 0/1 float targets, one output, for bce_with_logits; saved likewise) or regression "
                           "(float targets, one output)"),
+             SKEIN_OPTION("max_classes", integer, "1000",
+                          "Most distinct labels a classification target may hold (more is an error)"),
              SKEIN_OPTION("delimiter", string, "\",\"", "Field separator, one character (e.g. \";\" or \"\\t\")"))

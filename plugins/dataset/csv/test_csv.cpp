@@ -347,7 +347,7 @@ BOOST_AUTO_TEST_CASE(bad_options_are_config_errors) {
   auto err = config_error({{"train", train}, {"header", "maybe"}});
   BOOST_TEST(contains(err, "data (plugin 'csv'): option 'header' must be auto, yes or no, got 'maybe'"), err);
   err = config_error({{"train", train}, {"task", "ranking"}});
-  BOOST_TEST(contains(err, "option 'task' must be classification or regression"), err);
+  BOOST_TEST(contains(err, "option 'task' must be classification, binary or regression, got 'ranking'"), err);
   err = config_error({{"train", train}, {"delimiter", ";;"}});
   BOOST_TEST(contains(err, "option 'delimiter' must be one character, got ';;'"), err);
   err = config_error({{"train", train}, {"delimiter", "\""}});
@@ -504,6 +504,69 @@ BOOST_AUTO_TEST_CASE(regression_trains_with_mse) {
   BOOST_TEST(!history[0].contains("valid_acc"));  // a regression loss records no accuracy
   BOOST_TEST(history.back()["valid_loss"].get<double>() < history.front()["valid_loss"].get<double>());
   BOOST_TEST(!boost::filesystem::exists(ws.dir("run") + "/csv_classes.json"));
+}
+
+// task binary: two labels become 0/1 float targets, one output, saved as
+// classes are; any other count of labels is an error naming the column.
+BOOST_AUTO_TEST_CASE(binary_task_maps_two_labels_to_0_and_1) {
+  const auto train = file("train.csv", "x,churn\n1,yes\n2,no\n3,yes\n");
+  const auto test = file("test.csv", "x,churn\n4,no\n");
+  auto data = open({{"train", train}, {"test", test}, {"task", "binary"}});
+  BOOST_TEST(data->info().num_classes == 1);
+  BOOST_TEST(data->train().targets.dtype() == torch::kFloat32);
+  BOOST_TEST(floats(data->train().targets) == std::vector<float>({1, 0, 1}));
+  BOOST_TEST(floats(data->test()->targets) == std::vector<float>({0}));
+  const auto one = config_error({{"train", file("one.csv", "x,y\n1,a\n2,a\n")}, {"task", "binary"}});
+  BOOST_TEST(contains(one, "option 'task' is binary, which needs exactly 2 distinct labels in the target column "
+                           "(column 2, 'y') of"), one);
+  BOOST_TEST(contains(one, "it holds 1"), one);
+  const auto three = config_error({{"train", file("three.csv", "x,y\n1,0\n2,1\n3,2\n")}, {"task", "binary"}});
+  BOOST_TEST(contains(three, "it holds 3"), three);
+}
+
+// Real-valued targets are no class labels; a target with more distinct
+// labels than max_classes is refused, not a model of that many outputs.
+BOOST_AUTO_TEST_CASE(real_valued_or_too_many_labels_are_refused) {
+  const auto real = config_error({{"train", file("real.csv", "x,y\n1,2\n2,3.25\n3,4\n")}});
+  BOOST_TEST(contains(real, "data (plugin 'csv'): option 'task' is classification, but the target column (column 2, 'y') of"), real);
+  BOOST_TEST(contains(real, "holds real numbers ('3.25' on line 3)"), real);
+  BOOST_TEST(contains(real, "set \"task\": \"regression\""), real);
+  std::string many = "x,y\n";
+  for (int i = 0; i < 12; ++i) many += std::to_string(i) + "," + std::to_string(i) + "\n";
+  const auto capped = config_error({{"train", file("many.csv", many)}, {"max_classes", 10}});
+  BOOST_TEST(contains(capped, "option 'max_classes' is 10, but the target column (column 2, 'y') of"), capped);
+  BOOST_TEST(contains(capped, "holds 12 distinct labels, more than max_classes (10)"), capped);
+  BOOST_TEST(open({{"train", file("many.csv", many)}, {"max_classes", 12}})->info().num_classes == 12);
+  BOOST_TEST(contains(config_error({{"train", file("many.csv", many)}, {"max_classes", 1}}), "must be at least 2"));
+}
+
+// task binary with bce_with_logits trains and records accuracy for
+// validation and test, as a classification does.
+BOOST_AUTO_TEST_CASE(binary_trains_with_bce_with_logits_and_records_accuracy) {
+  std::string text = "x1,x2,label\n", test_text = text;
+  for (int i = 0; i < 96; ++i) {
+    const double x1 = (i % 12) / 12.0, x2 = (i / 12) / 8.0;
+    (i % 4 == 3 ? test_text : text) +=
+        std::to_string(x1) + "," + std::to_string(x2) + "," + (x1 + x2 > 1 ? "spam" : "ham") + "\n";
+  }
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", file("b.csv", text)}, {"test", file("bt.csv", test_text)},
+                 {"task", "binary"}};
+  cfg["loss"] = {{"plugin", "bce_with_logits"}};
+  test::Workspace ws;
+  const auto r = test::run(test::in_private_network(kSkein + " train --config " + ws.write_config(cfg) +
+                                                    " --run-dir " + ws.dir("run")));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto history = test::load_json(ws.dir("run") + "/history.json");
+  BOOST_TEST(history.back().contains("valid_acc"));
+  BOOST_TEST(test::load_json(ws.dir("run") + "/results.json").contains("test_accuracy"));
+  BOOST_TEST(test::load_json(ws.dir("run") + "/csv_classes.json")["classes"] == nlohmann::json({"ham", "spam"}));
+  // The default loss (cross_entropy) is told what binary targets need.
+  cfg.erase("loss");
+  const auto wrong = test::run(test::in_private_network(kSkein + " train --config " + ws.write_config(cfg) +
+                                                        " --run-dir " + ws.dir("run2")));
+  BOOST_TEST(wrong.exit_code == 2);
+  BOOST_TEST(contains(wrong.err, "bce_with_logits"), wrong.err);
 }
 
 // The same tiny MNIST as IDX and as CSV (pixel / 255 printed exactly) trains
