@@ -4,6 +4,7 @@
 #include "plugins/probe_model.hpp"
 #include "skein/core/log_stream.hpp"
 #include "skein/core/trainer.hpp"
+#include "skein/npy.hpp"
 #include "test_support.hpp"
 
 using skein::core::Trainer;
@@ -53,6 +54,43 @@ BOOST_AUTO_TEST_CASE(loss_decreases_on_synthetic_data) {
   BOOST_REQUIRE(test.has_value());
   BOOST_TEST(test->samples == 128);
   BOOST_TEST(test->accuracy.value_or(0) > 0.6);
+}
+
+// cross_entropy takes one-hot or soft labels [N, C] as libtorch does:
+// one-hot labels train as the class ids they encode; accuracy is against the
+// most likely class; rows that are not probabilities, and nll, are refused.
+BOOST_AUTO_TEST_CASE(class_probabilities_are_targets_of_cross_entropy) {
+  torch::manual_seed(3);
+  const auto inputs = torch::randn({256, 8});
+  const auto ids = inputs.narrow(1, 0, 4).argmax(1);
+  const auto one_hot = torch::one_hot(ids, 4).to(torch::kFloat32);
+  auto save = [&](const std::string& name, const torch::Tensor& t) {
+    test::write_text(tmp.str(name), skein::npy_bytes(t));
+    return tmp.str(name);
+  };
+  auto with_targets = [&](const std::string& targets) {
+    auto cfg = test::synthetic_config();
+    cfg["data"] = {{"plugin", "npy"}, {"train_inputs", save("x.npy", inputs)}, {"train_targets", targets}};
+    return cfg;
+  };
+  auto by_ids = trainer(with_targets(save("ids.npy", ids)));
+  by_ids->fit();
+  auto by_one_hot = trainer(with_targets(save("one_hot.npy", one_hot)));
+  by_one_hot->fit();
+  for (const char* key : {"train_loss", "valid_loss", "valid_acc"})
+    BOOST_TEST(by_one_hot->history().get(-1, key).get<double>() == by_ids->history().get(-1, key).get<double>(),
+               boost::test_tools::tolerance(1e-5));
+  BOOST_TEST(by_ids->history().get(-1, "valid_acc").get<double>() > 0.5);
+
+  auto soft = trainer(with_targets(save("soft.npy", one_hot * 0.9 + 0.025)));
+  BOOST_TEST(soft->fit() == 3);
+  const std::string off = test::message_of<std::runtime_error>(
+      [&] { trainer(with_targets(save("off.npy", one_hot * 0.5)))->fit(); });
+  BOOST_TEST(off.find("each row of class probabilities must sum to 1") != std::string::npos, off);
+  auto cfg = with_targets(save("one_hot.npy", one_hot));
+  cfg["loss"] = {{"plugin", "nll"}};
+  const std::string nll = test::message_of<skein::ConfigError>([&] { trainer(cfg)->fit(); });
+  BOOST_TEST(nll.find("use the loss cross_entropy for one-hot or soft labels") != std::string::npos, nll);
 }
 
 BOOST_AUTO_TEST_CASE(epoch_values_are_sample_weighted_means_of_batches) {

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "skein/callback.hpp"
+#include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
@@ -59,7 +60,7 @@ class Scoring final : public skein::Callback {
       if (s.train != b.training) continue;
       const auto k = std::min<std::int64_t>(s.top_k, b.outputs.size(1));
       const auto top = std::get<1>(b.outputs.topk(k, 1));
-      const double hit = top.eq(b.targets.unsqueeze(1)).any(1).to(torch::kFloat64).mean().item<double>();
+      const double hit = top.eq(skein::class_ids_of(b.targets).unsqueeze(1)).any(1).to(torch::kFloat64).mean().item<double>();
       ctx.history().batches().put(s.key, s.error ? 1 - hit : hit);
     }
   }
@@ -70,7 +71,7 @@ class Scoring final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(Scoring, callback, "scoring", "1.0.0",
+SKEIN_PLUGIN(Scoring, callback, "scoring", "1.1.0",
              "More scores per batch (train_acc, *_error, *_top<k>_acc), merged over ranks",
              SKEIN_OPTION("scores", string_list, "[\"train_acc\"]",
                           "Scores to record: <phase>_acc, <phase>_error, <phase>_top<k>_acc"))

@@ -23,6 +23,7 @@ class CrossEntropy final : public skein::ClassificationLoss {
 
 }  // namespace
 
-SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.0.0",
-             "Cross-entropy of class scores [N, C] against class ids [N] (records accuracy)",
+SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.1.0",
+             "Cross-entropy of class scores [N, C] against class ids [N] or class probabilities [N, C] "
+             "(one-hot or soft labels; accuracy against the most likely class)",
              SKEIN_OPTION("label_smoothing", number, "0.0", "Label smoothing in [0, 1]"))
