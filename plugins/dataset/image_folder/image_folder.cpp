@@ -110,8 +110,12 @@ class FolderSource final : public skein::SampleSource {
       coin = coin * 6364136223846793005ULL + 1442695040888963407ULL;  // a step of Knuth's MMIX LCG
       if (options.augment && t_.flip && (coin >> 63)) flip_rows(pixel, s);
     }
-    // As the idx dataset does: scale to [0, 1], then (x - mean) / std.
-    torch::Tensor x = pixels.permute({0, 3, 1, 2}).to(torch::kFloat32).div_(255.0);
+    // As the idx dataset does: scale to [0, 1], then (x - mean) / std. Into
+    // NCHW strides: a [N, 1, H, W] view of NHWC pixels counts as contiguous
+    // yet has channels-last strides, which send convolutions down other
+    // kernels (other rounding: the same data would train to another history).
+    torch::Tensor x = torch::empty({b, s.channels, s.height, s.width}, torch::kFloat32);
+    x.copy_(pixels.permute({0, 3, 1, 2})).div_(255.0);
     if (t_.mean.size() == 1) {
       x.sub_(t_.mean[0]).div_(t_.std[0]);
     } else if (!t_.mean.empty()) {
