@@ -71,12 +71,16 @@ int cmd_plugins(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("json", po::bool_switch(&json),
                                                  "print JSON instead of a table")(
       "plugin-dir", po::value(&dirs)->composing(), "also scan this directory (repeatable)")(
-      "plugin", po::value(&files)->composing(), "also load this plugin file (repeatable)")(
-      "args", po::value(&positional)->composing(), "");
+      "plugin", po::value(&files)->composing(), "also load this plugin file (repeatable)");
+  // The words after "plugins" (describe NAME): positional only, so not in --help.
+  po::options_description hidden;
+  hidden.add_options()("words", po::value(&positional)->composing());
+  po::options_description all;
+  all.add(opts).add(hidden);
   po::positional_options_description pos;
-  pos.add("args", -1);
+  pos.add("words", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   if (vm.count("help")) {
     std::cout << "usage: skein plugins [--json] [--plugin-dir DIR]...\n"
                  "       skein plugins describe NAME|PATH.so [--json]\n\n"

@@ -28,12 +28,18 @@ BOOST_FIXTURE_TEST_SUITE(cli, Fixture)
 BOOST_AUTO_TEST_CASE(version_and_help) {
   auto r = test::run(kSkein + " --version");
   BOOST_TEST(r.exit_code == 0);
-  BOOST_TEST(contains(r.out, "plugin API 2.2"), r.out);
+  BOOST_TEST(contains(r.out, "plugin API 2.3"), r.out);
   const auto help = test::run(kSkein + " train --help");
   BOOST_TEST(help.exit_code == 0);
   // The config's keys, with types and defaults, not only the flags.
   for (const char* key : {"max_epochs (int, default 10)", "valid_split (number, default 0.1)", "data_info", "seed"})
     BOOST_TEST(contains(help.out, key), help.out);
+  // plugins takes its words positionally; its help shows no internal option for them.
+  const auto plugins_help = test::run(kSkein + " plugins --help");
+  BOOST_TEST(plugins_help.exit_code == 0);
+  BOOST_TEST(contains(plugins_help.out, "describe"), plugins_help.out);
+  BOOST_TEST(!contains(plugins_help.out, "--args"), plugins_help.out);
+  BOOST_TEST(!contains(plugins_help.out, "--words"), plugins_help.out);
   BOOST_TEST(test::run(kSkein).exit_code == 2);
   auto bad = test::run(kSkein + " frobnicate");
   BOOST_TEST(bad.exit_code == 2);
@@ -173,7 +179,7 @@ BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
   BOOST_TEST(history.size() == 2u);
   auto config = nlohmann::json::parse(test::read_text(run_dir + "/config.json"));
   BOOST_TEST(config["max_epochs"].get<int>() == 2);
-  BOOST_TEST(config["plugin_versions"]["print_log"]["version"].get<std::string>() == "1.0.0");
+  BOOST_TEST(config["plugin_versions"]["print_log"]["version"].get<std::string>() == "1.1.0");
   auto results = nlohmann::json::parse(test::read_text(run_dir + "/results.json"));
   BOOST_TEST(results["test_samples"].get<int>() == 128);
   BOOST_TEST(contains(test::read_text(run_dir + "/train.log"), "valid_loss"));
@@ -219,7 +225,7 @@ BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
                        " --plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so");
   BOOST_TEST(api.exit_code == 2);
   BOOST_TEST(one_error_line(api), api.err);
-  BOOST_TEST(contains(api.err, "got 3.2, host supports 2.2"), api.err);
+  BOOST_TEST(contains(api.err, "got 3.3, host supports 2.3"), api.err);
 
   auto two = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --plugin local --plugin local");
   BOOST_TEST(two.exit_code == 2);

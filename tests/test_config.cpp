@@ -253,5 +253,23 @@ BOOST_AUTO_TEST_CASE(a_set_inside_a_default_slot_refines_the_default_plugin) {
   BOOST_TEST(rc.optimizer.options["lr"].get<double>() == 0.5);
 }
 
+// --set SLOT.plugin=OTHER drops the options of the plugin it replaces (the
+// mlp's int_list "hidden" is no option of cnn's type), keeping earlier --set
+// flags for the slot; naming the same plugin keeps the config's options.
+BOOST_AUTO_TEST_CASE(a_set_that_switches_the_plugin_starts_the_slot_afresh) {
+  test::write_text(tmp.str("c.json"), test::synthetic_config().dump());
+  auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {"model.dropout=0.5", "model.plugin=cnn"}}, registry);
+  BOOST_TEST(rc.model.record->name == "cnn");
+  BOOST_TEST(rc.model.options["hidden"].get<int>() == 128);
+  BOOST_TEST(rc.model.options["dropout"].get<double>() == 0.5);
+  rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {"model.plugin=\"mlp\""}}, registry);
+  BOOST_TEST(rc.model.options["hidden"][0].get<int>() == 32);
+  auto cfg = test::synthetic_config();
+  cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"patience", 2}}};
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {"callbacks.0.plugin=timer"}}, registry);
+  BOOST_TEST(rc.callbacks.at(0).record->name == "timer");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 

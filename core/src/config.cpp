@@ -313,6 +313,44 @@ void fill_default_slot(nlohmann::json& raw, const std::string& assignment) {
       raw[top] = nlohmann::json::parse(spec.default_json);
 }
 
+// The object a dotted path names in `raw` (list entries by number), or null.
+nlohmann::json* find_node(nlohmann::json& raw, const std::string& path) {
+  nlohmann::json* node = &raw;
+  std::stringstream ss(path);
+  std::string seg;
+  while (std::getline(ss, seg, '.')) {
+    if (node->is_object() && node->contains(seg)) {
+      node = &(*node)[seg];
+    } else if (node->is_array() && !seg.empty() && seg.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoul(seg) < node->size()) {
+      node = &(*node)[std::stoul(seg)];
+    } else {
+      return nullptr;
+    }
+  }
+  return node;
+}
+
+// `--set SLOT.plugin=OTHER` starts SLOT afresh: the options of the plugin it
+// replaces would be unknown to OTHER. Options given by earlier --set flags
+// for SLOT are kept (applied again), as the user wrote them for this run.
+void switch_plugin(nlohmann::json& raw, const std::vector<std::string>& sets, std::size_t i) {
+  const std::string& set = sets[i];
+  if (set.find('=') == std::string::npos) return;  // apply_set reports it
+  const std::string key = set.substr(0, set.find('='));
+  const std::string suffix = ".plugin";
+  if (key.size() <= suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) return;
+  const std::string slot = key.substr(0, key.size() - suffix.size());
+  nlohmann::json* node = find_node(raw, slot);
+  if (!node || !node->is_object() || !node->contains("plugin")) return;
+  if ((*node)["plugin"] == parse_value(set.substr(set.find('=') + 1), "--set " + key)) return;
+  *node = nlohmann::json::object();
+  for (std::size_t j = 0; j < i; ++j) {
+    const std::string earlier = sets[j].substr(0, sets[j].find('='));
+    if (earlier != key && under(earlier, slot)) apply_set(raw, sets[j]);
+  }
+}
+
 // The data a run trains on: a dataset plugin (skein train always), or for a
 // session fed by its program, data_info sizing the model.
 void resolve_data_info(const nlohmann::json& cfg, bool data_required, RunConfig& rc) {
@@ -363,8 +401,10 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
   std::vector<std::string> taken;
   for (const auto& spec : sources.plugins)
     rc.from_command_line.push_back({apply_plugin_flag(raw, spec, registry, taken), "--plugin " + spec});
-  for (const auto& set : sources.sets) {
+  for (std::size_t i = 0; i < sources.sets.size(); ++i) {
+    const std::string& set = sources.sets[i];
     fill_default_slot(raw, set);
+    switch_plugin(raw, sources.sets, i);
     apply_set(raw, set);
     rc.from_command_line.push_back({set.substr(0, set.find('=')), "--set " + set});
   }
@@ -390,6 +430,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
 
     rc.init_from = cfg["init_from"].get<std::string>();
+    rc.init_strict = cfg["init_strict"].get<bool>();
     rc.data_workers = cfg["data_workers"].get<std::int64_t>();
     if (rc.data_workers < 0 || rc.data_workers > 64)
       throw ConfigError("data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));

@@ -41,6 +41,7 @@ struct RunConfig {
   double valid_split = 0.1;
   std::int64_t data_workers = 1;  // prefetch threads for streaming datasets
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
+  bool init_strict = true;  // warm start: every entry must match
   PluginUse model, data, history, parallel, loss, optimizer;  // data.record is null without data (a session)
   DataInfo data_info;  // without data: the config's data_info
   std::vector<PluginUse> callbacks;
