@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <filesystem>
 
 #include <torch/torch.h>
 
@@ -260,11 +261,55 @@ BOOST_AUTO_TEST_CASE(warm_start_from_python_state_dict_and_checkpoint) {
     BOOST_TEST(r.exit_code == 0, r.err);
   }
 
-  // Weights of another model: every mismatch in one line.
+  // Weights of another model: every kind of mismatch in one line, a few names each.
   cfg = image_config(script("classifier"));
   cfg["init_from"] = dir("python_sd.pt");
   r = train(cfg, "mismatch");
-  test::expect_one_error(r, 2, {"init_from", "'net.0.weight' is not in the model", "'head.weight' is missing from the file"});
+  test::expect_one_error(r, 2, {"init_from", "4 not in the model: 'net.0.bias', 'net.0.weight', 'net.2.bias' and 1 more",
+                                "missing from the file: "});
+}
+
+// The files people have: PyTorch's tutorial checkpoint, a DDP model's state
+// dict, a TorchScript module; a file without BatchNorm counters; init_strict.
+BOOST_AUTO_TEST_CASE(warm_start_from_the_files_people_have) {
+  const std::string model = script("regressor");
+  BOOST_TEST_REQUIRE(py("state_dict " + model + " " + dir("sd.pt")).exit_code == 0);
+  auto r = py("init_variants " + model + " " + dir("sd.pt") + " " + dir(""));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto cfg = script_regression_config(model);
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 1e-30}};  // no weight moves: the checkpoint holds what was loaded
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"tutorial", "init_from: the state dict under 'model_state_dict' of"},
+      {"ddp", "init_from: removed the 'module.' prefix of 4 names"},
+      {"script", "init_from: the parameters and buffers of the TorchScript module"}};
+  for (const auto& [name, note] : variants) {
+    cfg["init_from"] = dir(name + ".pt");
+    r = train(cfg, "from_" + name);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, name + ": " + r.err);
+    BOOST_TEST(contains(test::read_text(dir("from_" + name + "/train.log")), note), name);
+    r = py("same_state_dict " + dir("sd.pt") + " " + dir("from_" + name + "/checkpoints/epoch_0001/model_state_dict.pt"));
+    BOOST_TEST(r.exit_code == 0, name + ": " + r.err);
+  }
+
+  cfg["init_from"] = dir("partial.pt");
+  test::expect_one_error(train(cfg, "partial"), 2,
+                         {"init_from", "1 missing from the file: 'net.2.weight'", "1 not in the model: 'extra.weight'",
+                          "init_strict false loads the entries that fit"});
+  cfg["init_strict"] = false;
+  r = train(cfg, "partial_loose");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "init_strict is false: 1 missing from the file: 'net.2.weight'"), r.err);
+
+  // BatchNorm's num_batches_tracked, absent from old files: kept, said.
+  const std::string classifier = script("classifier");
+  BOOST_TEST_REQUIRE(py("state_dict " + classifier + " " + dir("csd.pt")).exit_code == 0);
+  std::filesystem::create_directories(dir("bn"));
+  BOOST_TEST_REQUIRE(py("init_variants " + classifier + " " + dir("csd.pt") + " " + dir("bn")).exit_code == 0);
+  cfg = image_config(classifier);
+  cfg["init_from"] = dir("bn/no_counters.pt");
+  r = train(cfg, "counters");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(test::read_text(dir("counters/train.log")), "init_from: kept 1 BatchNorm counter"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_models_losses_and_commands) {

@@ -17,7 +17,10 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"loss", OptionType::object, R"({"plugin": "cross_entropy"})", "Loss plugin and its options"},
       {"optimizer", OptionType::object, R"({"plugin": "sgd"})", "Optimizer plugin and its options"},
       {"init_from", OptionType::string, R"("")",
-       "Warm start: a state dict file (Python torch.save(model.state_dict())) or a skein checkpoint directory"},
+       "Warm start: a state dict file (torch.save(model.state_dict()), or a dict holding one under model_state_dict, "
+       "state_dict or model), a TorchScript file, or a skein checkpoint or run directory"},
+      {"init_strict", OptionType::boolean, "true",
+       "init_from: every entry of the model and the file must match (false: load those that fit, list the rest)"},
       {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
       {"max_epochs", OptionType::integer, "10", "Epochs to train"},
       {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},

@@ -59,7 +59,7 @@ std::string state_dict_file_of(const std::string& source) {
   if (fs::is_regular_file(p)) return source;
   if (fs::is_directory(p)) {
     if (fs::is_regular_file(p / kStateDictFile)) return (p / kStateDictFile).string();
-    const std::string latest = find_latest_checkpoint((p / "checkpoints").string());
+    const std::string latest = find_model_checkpoint((p / "checkpoints").string());
     if (!latest.empty()) return latest + "/" + kStateDictFile;
     throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
                       kStateDictFile + ") nor a run with checkpoints");
@@ -74,26 +74,15 @@ std::string state_dict_file_of(const std::string& source) {
   throw ConfigError("init_from '" + source + "': no such file or directory");
 }
 
-void warm_start(torch::nn::Module& model, const std::string& source) {
-  const std::string file = state_dict_file_of(source);
-  StateDict dict;
-  try {
-    dict = read_state_dict(file);
-  } catch (const ConfigError& e) {
-    throw ConfigError("init_from '" + source + "': " + e.what());
-  }
-  load_state_dict(model, dict, "init_from '" + file + "'");
-}
-
 TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const std::string& run_dir = options.run_dir;
   recover_run_dir(run_dir);
   if (!fs::exists(fs::path(run_dir) / "config.json"))
     throw ConfigError("'" + run_dir + "' is not a run directory (no config.json)");
-  checkpoint_dir_ = options.checkpoint.empty() ? find_latest_checkpoint(run_dir + "/checkpoints")
+  checkpoint_dir_ = options.checkpoint.empty() ? find_model_checkpoint(run_dir + "/checkpoints")
                                                : named_checkpoint(run_dir, options.checkpoint);
   if (checkpoint_dir_.empty())
-    throw ConfigError("'" + run_dir + "' has no complete checkpoint (train with the checkpoint callback)");
+    throw ConfigError("'" + run_dir + "' has no model yet: no epoch of it completed, and it has no checkpoint");
   const CheckpointMeta meta = read_checked_checkpoint(checkpoint_dir_);
 
   scan_plugins(registry_, options.plugin_dirs);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_set>
@@ -224,7 +225,17 @@ class PlainDictRewriter {
       if (rewrite_ordered_dict(op)) continue;
       if (!copy(op)) break;  // STOP
     }
-    return std::move(out_);
+    if (marks_.empty()) return std::move(out_);
+    std::string out;  // out_ with the MARKs of rewritten APPENDs
+    out.reserve(out_.size() + marks_.size());
+    std::size_t from = 0;
+    for (const std::size_t at : marks_) {
+      out.append(out_, from, at - from);
+      out += '(';
+      from = at;
+    }
+    out.append(out_, from, std::string::npos);
+    return out;
   }
 
  private:
@@ -325,6 +336,7 @@ class PlainDictRewriter {
   // Drops out_[at..], and forgets the memo slots PUT there.
   void cut(std::size_t at) {
     out_.resize(at);
+    marks_.erase(marks_.lower_bound(at), marks_.end());
     // Puts are in output order: those cut are the last ones, and so are the
     // output slots they took first.
     while (!puts_.empty() && puts_.back().out_at >= at) {
@@ -408,6 +420,17 @@ class PlainDictRewriter {
     }
     const auto effect = effect_of(code);
     if (!effect) fail("opcode " + std::to_string(code) + " (protocol 2 only)");
+    if (code == 'a') {
+      // libtorch 1.13's unpickler knows APPENDS but not APPEND, which Python
+      // writes for a list of one value (an optimizer's one param group): a
+      // MARK before the value's opcodes (inserted by run(), so that no
+      // recorded offset moves) and APPENDS instead.
+      const Item item = pop_value();
+      out_.back() = 'e';
+      marks_.insert(item.start);
+      add_to_container({item.node});
+      return true;
+    }
     if (code == '2') {  // DUP: the same value again
       if (stack_.empty() || stack_.back().kind == Item::od_class) fail("OrderedDict duplicated");
       if (stack_.back().kind == Item::mark) fail("DUP of a MARK");
@@ -461,6 +484,7 @@ class PlainDictRewriter {
     bool took_slot = false;  // the first PUT of its output slot
   };
   std::vector<Put> puts_;  // each PUT copied, in order
+  std::multiset<std::size_t> marks_;  // output offsets that get a MARK (see APPEND)
   std::uint64_t next_out_slot_ = 0;
 };
 

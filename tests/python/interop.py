@@ -2,6 +2,7 @@
 dicts and .npy files with Debian's python3-torch / python3-numpy, and checks
 what skein exports. Each subcommand exits 0 on success and 1, with a line on
 stderr, when a check fails."""
+import collections
 import hashlib
 import sys
 from typing import Tuple
@@ -195,6 +196,20 @@ def main(argv):
             for i, p in enumerate(model.parameters()):
                 p.copy_(torch.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) * 0.1)
         torch.save(model.state_dict(), args[1])
+    elif command == "init_variants":  # init_variants MODEL.pt SD.pt DIR: the files people warm-start from
+        model, sd, d = torch.jit.load(args[0]), torch.load(args[1]), args[2]
+        model.load_state_dict(sd)
+        # PyTorch's tutorial checkpoint; one param group pickles as APPEND.
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        torch.save({"epoch": 3, "model_state_dict": model.state_dict(),
+                    "optimizer_state_dict": optimizer.state_dict(), "loss": 0.25}, f"{d}/tutorial.pt")
+        torch.save(collections.OrderedDict(("module." + k, v) for k, v in sd.items()), f"{d}/ddp.pt")
+        model.save(f"{d}/script.pt")
+        partial = dict(sd)
+        partial.pop(sorted(sd)[-1])
+        partial["extra.weight"] = torch.zeros(2)
+        torch.save(partial, f"{d}/partial.pt")
+        torch.save({k: v for k, v in sd.items() if not k.endswith("num_batches_tracked")}, f"{d}/no_counters.pt")
     elif command == "inputs":  # inputs OUT.npy DTYPE N D...
         out, dtype, dims = args[0], args[1], [int(d) for d in args[2:]]
         np.save(out, np.random.default_rng(0).standard_normal(dims).astype(dtype))

@@ -1,6 +1,6 @@
 #pragma once
-// A model's weights in and out: warm start from a state dict or checkpoint,
-// and a trained model made again from its run directory for export and predict.
+// A model's weights in and out: the file a warm start reads (warm_start.hpp
+// does the rest), and a trained model made again from its run directory for export and predict.
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,9 +21,6 @@ namespace skein::core {
 // checkpoint. Throws ConfigError naming `source`.
 SKEIN_EXPORT std::string state_dict_file_of(const std::string& source);
 
-// Copies the weights `source` names (see state_dict_file_of) into `model`,
-// every name and shape checked. Errors start with "init_from 'SOURCE'".
-SKEIN_EXPORT void warm_start(torch::nn::Module& model, const std::string& source);
 
 // The model of a finished (or running) run, built from RUN_DIR/config.json
 // with the weights of one of its checkpoints, in eval mode.
