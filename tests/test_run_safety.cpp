@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE run_safety
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -275,6 +277,55 @@ BOOST_AUTO_TEST_CASE(export_writes_to_stdout_in_place_and_never_over_a_runs_file
   // Resume still accepts the checkpoint.
   r = test::run(test::in_private_network(kSkein + " train --resume " + run + " --set max_epochs=3"));
   BOOST_TEST(r.exit_code == 0, r.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(endings, Fixture)
+
+// Every run that ends leaves its final model: export and predict work on a
+// run without the checkpoint callback.
+BOOST_AUTO_TEST_CASE(a_finished_run_keeps_its_final_model) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 2;
+  write_config("plain", cfg);
+  const std::string run = tmp.str("plain");
+  auto r = train("plain", "--run-dir " + run);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(test::load_json(run + "/checkpoints/final/trainer.json")["epoch"].get<int>() == 2);
+  BOOST_TEST(!fs::exists(run + "/checkpoints/final/optimizer.pt"));  // a model, not a state to resume
+  r = test::run(kSkein + " export " + run + " --format state_dict --out " + tmp.str("sd.pt"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(fs::file_size(tmp.str("sd.pt")) > 0u);
+  r = test::run(kSkein + " train --resume " + run);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(contains(r.err, "no complete checkpoint"), r.err);
+}
+
+// Ctrl-C on one process: the run stops at the next batch, keeps the model of
+// its last complete epoch, says where and how to continue, exits 130.
+BOOST_AUTO_TEST_CASE(ctrl_c_keeps_the_last_complete_epoch_and_says_how_to_continue) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 4;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
+                      {{"plugin", "progress_bar"}},
+                      {{"plugin", "probe_callback"}, {"signal_at", 3}, {"signal", SIGINT}}};
+  write_config("interrupted", cfg);
+  const std::string run = tmp.str("interrupted");
+  auto r = train("interrupted", "--run-dir " + run);
+  BOOST_TEST(r.exit_code == 128 + SIGINT, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, "skein: error: interrupted by SIGINT at epoch 3, batch 3; the model of epoch 2 is in " +
+                                 run + "/checkpoints/final; continue with: skein train --resume " + run),
+             r.err);
+  BOOST_TEST(test::read_text(run + "/checkpoints/final/model_state_dict.pt") ==
+             test::read_text(run + "/checkpoints/epoch_0002/model_state_dict.pt"));
+  BOOST_TEST(contains(test::read_text(run + "/train.log"), "skein: error: interrupted by SIGINT"));
+  BOOST_TEST(test::load_json(run + "/history.json").size() == 2u);
+  r = test::run(test::in_private_network(kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --resume " + run +
+                                         " --set callbacks.2.signal_at=0"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(test::load_json(run + "/checkpoints/final/trainer.json")["epoch"].get<int>() == 4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

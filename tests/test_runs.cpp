@@ -319,7 +319,8 @@ BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks)
   auto cfg = test::synthetic_config();
   cfg["parallel"] = {{"plugin", "ddp"}};
   cfg["history"] = {{"plugin", "tcpstore"}};
-  cfg["callbacks"] = {{{"plugin", "print_log"}},
+  // Loggers listed before the callbacks whose keys they show (timer's train_dur).
+  cfg["callbacks"] = {{{"plugin", "print_log"}, {"columns", {"epoch", "valid_loss", "train_dur", "nope"}}},
                       {{"plugin", "progress_bar"}, {"every", 3}},
                       {{"plugin", "jsonl"}, {"batches", true}},
                       {{"plugin", "tensorboard"}},
@@ -332,6 +333,13 @@ BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks)
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto history = load_json(run + "/history.json");
   BOOST_REQUIRE(history.size() == 3u);
+
+  // print_log: every chosen column another callback writes; one that no one
+  // writes is said once.
+  BOOST_TEST(contains(r.out, "train_dur"), r.out);
+  const auto nope = r.err.find("print_log: column(s) 'nope' are not in the history of epoch 1");
+  BOOST_TEST(nope != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("'nope'", nope + 10) == std::string::npos, r.err);
 
   // progress_bar: plain lines (stdout is a pipe), from rank 0 only.
   BOOST_TEST(contains(r.out, "Epoch 1: 3/6 batches"), r.out);
@@ -347,6 +355,7 @@ BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks)
   BOOST_TEST(!lines[16].contains("batches"));
   BOOST_TEST(lines[16]["valid_loss"].get<double>() == history[0]["valid_loss"].get<double>());
   BOOST_TEST(lines[0]["batch"].get<int>() == 0);
+  BOOST_TEST(lines[16]["train_dur"].get<double>() == history[0]["train_dur"].get<double>());
 
   // scoring and timer: merged over ranks like the built-in values.
   const auto& last = history.back();
@@ -366,6 +375,7 @@ BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks)
   auto scalars = parse_events(files[0].string(), version);
   BOOST_TEST(version == "brain.Event:2");
   int seen = 0;
+  BOOST_TEST(std::count_if(scalars.begin(), scalars.end(), [](const auto& s) { return s.tag == "train_dur"; }) == 3);
   for (const auto& s : scalars) {
     if (s.tag != "valid_loss") continue;
     BOOST_TEST(s.value == history[s.step - 1]["valid_loss"].get<float>());

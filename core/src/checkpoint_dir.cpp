@@ -1,6 +1,7 @@
 #include "skein/core/checkpoint_dir.hpp"
 
 #include <fstream>
+#include <optional>
 
 #include <boost/filesystem.hpp>
 
@@ -33,26 +34,44 @@ void remove_partial_checkpoints(const std::string& root) {
   }
 }
 
+namespace {
+
+// The epoch a complete checkpoint holds, or nullopt (no trainer.json, or an unreadable one).
+std::optional<long> epoch_of(const fs::path& dir) {
+  boost::system::error_code ec;
+  if (!fs::exists(dir / "trainer.json", ec)) return std::nullopt;
+  try {
+    return checkpoint_epoch(nlohmann::json::parse(std::ifstream((dir / "trainer.json").string())));
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a complete checkpoint
+  }
+}
+
+}  // namespace
+
 std::string find_latest_checkpoint(const std::string& root) {
   boost::system::error_code ec;
   std::string best;
   long best_epoch = -1;
   if (!fs::is_directory(root, ec)) return "";
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("epoch_", 0) != 0 || !fs::exists(it->path() / "trainer.json")) continue;
-    try {
-      auto meta = nlohmann::json::parse(std::ifstream((it->path() / "trainer.json").string()));
-      const auto epoch = checkpoint_epoch(meta);
-      if (epoch && *epoch > best_epoch) {
-        best_epoch = *epoch;
-        best = it->path().string();
-      }
-    } catch (const std::exception&) {
-      // An unreadable trainer.json: not a complete checkpoint.
+    if (it->path().filename().string().rfind("epoch_", 0) != 0) continue;
+    const auto epoch = epoch_of(it->path());
+    if (epoch && *epoch > best_epoch) {
+      best_epoch = *epoch;
+      best = it->path().string();
     }
   }
   return best;
+}
+
+std::string find_model_checkpoint(const std::string& root) {
+  const std::string latest = find_latest_checkpoint(root);
+  const fs::path final_dir = fs::path(root) / kFinalModel;
+  const auto final_epoch = epoch_of(final_dir);
+  if (!final_epoch) return latest;
+  if (!latest.empty() && epoch_of(latest).value_or(-1) > *final_epoch) return latest;
+  return final_dir.string();
 }
 
 }  // namespace skein::core

@@ -6,6 +6,7 @@
 
 #include "skein/atomic_file.hpp"
 #include "skein/core/exit_codes.hpp"
+#include "skein/core/interrupt.hpp"
 #include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/json.hpp"
@@ -42,6 +43,7 @@ void report_to_torchrun(const std::string& message, std::int64_t time_us) {
 }  // namespace
 
 int exit_code_for(const std::exception& e) {
+  if (const auto* stop = dynamic_cast<const Interrupted*>(&e)) return 128 + stop->signal();
   return dynamic_cast<const ConfigError*>(&e) || dynamic_cast<const PluginError*>(&e) ? exit_code::kConfig
                                                                                          : exit_code::kFailure;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include <boost/filesystem.hpp>
 
@@ -17,6 +18,7 @@
 #include "skein/core/crash_report.hpp"
 #include "skein/core/digest.hpp"
 #include "skein/core/failure_report.hpp"
+#include "skein/core/interrupt.hpp"
 #include "skein/core/log_stream.hpp"
 #include "skein/core/rendezvous.hpp"
 #include "skein/core/run_config_history.hpp"
@@ -234,6 +236,8 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   outcome.is_main = run.is_main();
   outcome.run_dir = run.run_dir;
   outcome.epochs = trainer.fit();
+  if (const long epoch = trainer.write_final_model())
+    log << "Final model (epoch " << epoch << "): " << run.run_dir << "/checkpoints/" << kFinalModel << "\n";
   outcome.stop_reason = trainer.stop_reason();
   if (!outcome.stop_reason.empty())
     log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
@@ -243,6 +247,23 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
   check_integrity(trainer, run, store);
   return outcome;
+}
+
+// What an interrupted run keeps (the model of its last complete epoch) and
+// how to go on, in the error line.
+Interrupted after_interrupt(const Interrupted& stop, Trainer& trainer, const std::string& run_dir) {
+  std::string text = stop.what();
+  try {
+    if (const long epoch = trainer.write_final_model())
+      text += "; the model of epoch " + std::to_string(epoch) + " is in " + run_dir + "/checkpoints/" + kFinalModel;
+  } catch (const std::exception& e) {
+    text += "; the final model could not be written: " + first_line(e.what());
+  }
+  if (!find_latest_checkpoint(run_dir + "/checkpoints").empty())
+    text += "; continue with: skein train --resume " + run_dir;
+  else
+    text += "; no checkpoint to resume from (the checkpoint callback writes them)";
+  return Interrupted(stop.signal(), text);
 }
 
 }  // namespace
@@ -272,11 +293,17 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   const bool resuming = !request.resume_dir.empty();
   std::unique_ptr<RunDirectory> dir = claim_run_dir(request, run);
 
+  // One process stops at a batch boundary on Ctrl-C or SIGTERM; several
+  // are stopped together by their launcher (interrupt.hpp).
+  std::optional<InterruptHandler> interrupts;
+  if (run.world_size == 1) interrupts.emplace();
+
   // A failure is reported before the trainer (and its connections) goes away,
   // so the launcher can tell it from the failures of the peers it causes.
   std::unique_ptr<Trainer> trainer;
   try {
     start_trainer(request, config, registry, run, store, log, trainer);
+    trainer->keep_epoch_weights(interrupts.has_value());
     if (dir) {
       open_run_dir(*dir, request, config, launcher, run_log);
       // The previous run (--overwrite) goes once this one has an epoch to show.
@@ -290,6 +317,12 @@ TrainOutcome run_training(const TrainRequest& original_request) {
     log.flush();
     return outcome;
   } catch (const std::exception& e) {
+    // Ctrl-C: the model of the last complete epoch is kept, and the error
+    // line says where it is and how to continue.
+    std::optional<Interrupted> interrupted;
+    if (const auto* stop = dynamic_cast<const Interrupted*>(&e); stop && trainer && trainer->batches_done() > 0)
+      interrupted = after_interrupt(*stop, *trainer, run.run_dir);
+    const std::exception& reported = interrupted ? *interrupted : e;
     // A run that never completed a batch leaves nothing behind (errors the
     // first batch finds, such as a model's wrong output width, are a failed
     // start), and one that replaced another but never completed an epoch
@@ -303,9 +336,10 @@ TrainOutcome run_training(const TrainRequest& original_request) {
       }
     } else {
       // The run stays: its log ends with why it stopped (stderr has the line too).
-      run_log.note("skein: error: " + first_line(e.what()) + "\n");
+      run_log.note("skein: error: " + first_line(reported.what()) + "\n");
     }
-    report_failure(e);
+    report_failure(reported);
+    if (interrupted) throw *interrupted;
     throw;
   }
 }

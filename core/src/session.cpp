@@ -281,7 +281,10 @@ void Session::finish() {
   Impl& s = *impl_;
   if (s.finished) return;
   s.finished = true;
-  if (s.began) s.trainer->end_training();
+  if (s.began) {
+    s.trainer->end_training();
+    s.trainer->write_final_model();  // the model to export or predict with (main rank)
+  }
   if (s.dir && s.trainer->epoch() > 0) s.dir->commit_new_run();
   if (s.trainer->epoch() > 0) check_integrity(*s.trainer, s.run, s.store);  // run.json: did the ranks agree?
   s.log.stream().flush();

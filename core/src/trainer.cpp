@@ -17,7 +17,9 @@
 #include "skein/core/allocator.hpp"
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
+#include "skein/core/interrupt.hpp"
 #include "skein/core/model_io.hpp"
+#include "skein/core/warm_start.hpp"
 #include "skein/warning.hpp"
 
 namespace skein::core {
@@ -137,7 +139,11 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   const Options model_opts = config_.model.make_options();
   model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &data_info_, store_});
   // Every rank reads the same file; ddp's broadcast then changes nothing.
-  if (!config_.init_from.empty()) warm_start(*model_, config_.init_from);
+  if (!config_.init_from.empty()) {
+    const WarmStartReport report = warm_start(*model_, {config_.init_from, config_.init_strict});
+    for (const auto& note : report.notes) log_ << note << "\n";
+    if (!report.skipped.empty() && run_.is_main()) warn(report.skipped);
+  }
 
   const Options par_opts = config_.parallel.make_options();
   parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
@@ -257,6 +263,7 @@ void Trainer::train_epoch() {
   Prefetcher data(train_, std::move(batches), prefetch_options(true, 1));
   long index = 0;
   while (auto fetched = data.next()) {
+    check_interrupt(index, "batch");
     if (!train_.in_memory()) loss_->check_targets(fetched->targets, data_info_, "train");
     Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
@@ -311,6 +318,7 @@ EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
   EvalSums sums;
   long index = 0;
   while (auto fetched = data.next()) {
+    check_interrupt(index, record ? "validation batch" : "test batch");
     if (!split.in_memory()) loss_->check_targets(fetched->targets, data_info_, record ? "valid" : "test");
     Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
@@ -331,7 +339,7 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
   batch.loss = compute_loss(batch);
   const double loss = batch.loss.item<double>();
   const bool classify = loss_->classification();
-  const auto correct = classify ? batch.outputs.argmax(1).eq(batch.targets).sum().item<std::int64_t>() : 0;
+  const auto correct = classify ? batch.outputs.argmax(1).eq(class_ids_of(batch.targets)).sum().item<std::int64_t>() : 0;
   const auto size = static_cast<double>(batch.inputs.size(0));
   sums.values[0] += loss * size;
   sums.values[1] += static_cast<double>(correct);
@@ -521,12 +529,40 @@ void Trainer::notify_failure(const std::string& error) {
   }
 }
 
+void Trainer::check_interrupt(long batch, const char* what) const {
+  if (const int signal = pending_interrupt())
+    throw Interrupted(signal, "interrupted by " + signal_text(signal) + " at epoch " + std::to_string(epoch_) + ", " +
+                                  what + " " + std::to_string(batch + 1));
+}
+
+long Trainer::write_final_model() {
+  const long epoch = epoch_open_ ? epoch_ - 1 : epoch_;
+  if (!run_.is_main() || run_.run_dir.empty() || epoch <= 0) return 0;
+  if (epoch_open_) {
+    if (epoch_weights_.empty()) return 0;
+    // The run is over: the model goes back to where the open epoch began.
+    torch::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (auto& p : model_->parameters()) p.copy_(epoch_weights_[i++]);
+    for (auto& b : model_->buffers()) b.copy_(epoch_weights_[i++]);
+  }
+  write_checkpoint_in(checkpoint_root(), kFinalModel, CheckpointParts{true, epoch});
+  return epoch;
+}
+
 void Trainer::begin_training() {
   if (run_.is_main() && !run_.run_dir.empty()) remove_partial_checkpoints(checkpoint_root());
   each_callback("on_train_begin", [&](Callback& cb) { cb.on_train_begin(*this); });
 }
 
 void Trainer::begin_epoch() {
+  if (keep_epoch_weights_) {
+    torch::NoGradGuard no_grad;
+    epoch_weights_.clear();
+    for (const auto& p : model_->parameters()) epoch_weights_.push_back(p.detach().clone());
+    for (const auto& b : model_->buffers()) epoch_weights_.push_back(b.detach().clone());
+  }
+  epoch_open_ = true;
   ++epoch_;
   epoch_started_ = std::chrono::steady_clock::now();
   history_.new_epoch();
@@ -541,7 +577,11 @@ bool Trainer::end_epoch() {
   std::vector<double> seconds{took.count()};
   parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
   summarize_epoch(seconds[0]);
+  epoch_open_ = false;
   each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
+  each_callback("on_epoch_recorded", [&](Callback& cb) {
+    if (auto* reporter = dynamic_cast<EpochReporter*>(&cb)) reporter->on_epoch_recorded(*this);
+  });
   if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
   const bool stop = agree_on_stop();
   write_pending_checkpoints();

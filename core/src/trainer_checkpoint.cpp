@@ -14,6 +14,8 @@
 //                         SHA-256; written last
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
+// checkpoints/final, the model a run ended with, holds only model.pt,
+// model_state_dict.pt and trainer.json ("model_only": true).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -146,14 +148,17 @@ void Trainer::save_checkpoint(const std::string& dir) {
   parallel_->barrier();
 }
 
-void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string& name) {
+void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string& name,
+                                  const CheckpointParts& parts) {
   // Collectives: every rank takes part. A resumed run continues each rank's
   // random stream, and the wrapper's state (e.g. PowerSGD's error feedback).
   std::vector<torch::Tensor> rng_states;
-  for (const auto& bytes : gather_on_main(name, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
-    rng_states.push_back(tensor_of(bytes));
+  if (!parts.model_only)
+    for (const auto& bytes : gather_on_main(name, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
+      rng_states.push_back(tensor_of(bytes));
   std::vector<torch::Tensor> parallel_states;
-  if (auto* stateful = dynamic_cast<ParallelState*>(parallel_.get())) {
+  auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parallel_.get());
+  if (stateful) {
     bool any = false;
     for (const auto& bytes : gather_on_main(name, "parallel", stateful->state())) {
       parallel_states.push_back(tensor_of(bytes));
@@ -186,16 +191,21 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
   put("model.pt", model_bytes);
   put("model_state_dict.pt", state_dict_bytes(*model_));
   skein_fault_point("checkpoint.halfway", epoch_);
-  put("optimizer.pt", serialized([&](std::ostream& out) {
-        torch::serialize::OutputArchive archive;
-        optimizer_->save(archive);
-        archive.save_to(out);
-      }));
-  put("history.json", history_.dump() + "\n");
-  put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
-  if (!parallel_states.empty())
-    put("parallel.pt", serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
-  put("trainer.json", encode_nonfinite(checkpoint_meta(checksums)).dump(2) + "\n");  // last: marks it complete
+  if (!parts.model_only) {
+    put("optimizer.pt", serialized([&](std::ostream& out) {
+          torch::serialize::OutputArchive archive;
+          optimizer_->save(archive);
+          archive.save_to(out);
+        }));
+    put("history.json", history_.dump() + "\n");
+    put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+    if (!parallel_states.empty())
+      put("parallel.pt", serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
+  }
+  nlohmann::json meta = checkpoint_meta(checksums);
+  if (parts.epoch >= 0) meta["epoch"] = parts.epoch;
+  if (parts.model_only) meta["model_only"] = true;
+  put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");  // last: marks it complete
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
 

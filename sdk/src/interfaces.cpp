@@ -14,6 +14,7 @@
 namespace skein {
 
 Callback::~Callback() = default;
+EpochReporter::~EpochReporter() = default;
 TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
 InMemoryDataset::~InMemoryDataset() = default;

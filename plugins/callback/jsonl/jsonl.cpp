@@ -39,7 +39,7 @@ void drop_lines_after(const std::string& path, long last_epoch) {
   if (dropped) skein::write_file_atomic(path, kept);
 }
 
-class Jsonl final : public skein::Callback {
+class Jsonl final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit Jsonl(const skein::PluginArgs& args)
       : path_(skein::run_output_path(args.options, "file", args.run)), batches_(args.options.get_bool("batches")) {}
@@ -52,7 +52,8 @@ class Jsonl final : public skein::Callback {
     if (!out_) throw std::runtime_error("jsonl: cannot open " + path_ + ": " + std::strerror(errno));
   }
 
-  void on_epoch_end(skein::TrainContext& ctx) override {
+  // After every on_epoch_end: keys other callbacks add (lr, train_dur) are in.
+  void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!out_.is_open()) return;
     const auto& epoch = ctx.history().last();
     if (batches_) {
@@ -88,7 +89,7 @@ class Jsonl final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(Jsonl, callback, "jsonl", "1.1.0",
+SKEIN_PLUGIN(Jsonl, callback, "jsonl", "1.2.0",
              "Appends each epoch's values (and optionally each batch's) to metrics.jsonl",
              SKEIN_OPTION("file", string, "\"metrics.jsonl\"", "File, relative to the run directory"),
              SKEIN_OPTION("batches", boolean, "false", "Also write one line per batch (before its epoch's)"))

@@ -1,28 +1,35 @@
 // Callback "print_log": one table row per epoch on the main rank; a value that
-// is the best so far (history key "<name>_best") is marked with '*'.
+// is the best so far (history key "<name>_best") is marked with '*'. Rows are
+// printed after every callback's on_epoch_end (skein::EpochReporter), so keys
+// that callbacks listed after it add (lr, train_dur) are shown too.
 #include <iomanip>
 #include <sstream>
 
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
+#include "skein/warning.hpp"
 
 namespace {
 
-class PrintLog final : public skein::Callback {
+#define SKEIN_PRINT_LOG_DEFAULT_COLUMNS R"(["epoch", "train_loss", "valid_loss", "valid_acc", "dur"])"
+
+class PrintLog final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit PrintLog(const skein::PluginArgs& args)
       : columns_(args.options.get_string_list("columns")),
-        precision_(static_cast<int>(args.options.get_int("precision"))) {
+        precision_(static_cast<int>(args.options.get_int("precision"))),
+        chosen_(nlohmann::json(columns_) != nlohmann::json::parse(SKEIN_PRINT_LOG_DEFAULT_COLUMNS)) {
     if (columns_.empty()) args.options.fail("columns", "must name at least one history key");
     if (precision_ < 0 || precision_ > 12) args.options.fail("precision", "must be in [0, 12]");
   }
 
-  void on_epoch_end(skein::TrainContext& ctx) override {
+  void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
     const auto& epoch = ctx.history().last();
     std::vector<std::string> cols;  // the configured columns present in this epoch
     for (const auto& c : columns_)
       if (epoch.contains(c)) cols.push_back(c);
+    if (!warned_ && chosen_) warn_missing(epoch);
     if (cols != printed_columns_) print_header(ctx.log(), cols);
     std::ostringstream row;
     for (std::size_t i = 0; i < cols.size(); ++i) {
@@ -32,6 +39,20 @@ class PrintLog final : public skein::Callback {
   }
 
  private:
+  // Columns the user chose that the first epoch lacks: said once (the
+  // default columns are not all there in every run, e.g. regression).
+  void warn_missing(const nlohmann::json& epoch) {
+    warned_ = true;
+    std::string missing, keys;
+    for (const auto& c : columns_)
+      if (!epoch.contains(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
+    if (missing.empty()) return;
+    for (auto it = epoch.begin(); it != epoch.end(); ++it)
+      if (it.key() != "batches" && it.key().find("_best") == std::string::npos) keys += (keys.empty() ? "" : ", ") + it.key();
+    skein::warn("print_log: column(s) " + missing + " are not in the history of epoch " +
+                (epoch.contains("epoch") ? epoch["epoch"].dump() : std::string("?")) + " and are left out (its keys: " + keys + ")");
+  }
+
   static int width(const std::string& col) { return std::max<int>(static_cast<int>(col.size()), 11); }
 
   void print_header(std::ostream& out, const std::vector<std::string>& cols) {
@@ -61,13 +82,14 @@ class PrintLog final : public skein::Callback {
   std::vector<std::string> columns_;
   std::vector<std::string> printed_columns_;
   int precision_;
+  bool chosen_;  // columns set by the user, not the default
+  bool warned_ = false;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(PrintLog, callback, "print_log", "1.0.0",
+SKEIN_PLUGIN(PrintLog, callback, "print_log", "1.1.0",
              "Epoch table on the main rank; '*' marks a best-so-far value",
-             SKEIN_OPTION("columns", string_list,
-                          R"(["epoch", "train_loss", "valid_loss", "valid_acc", "dur"])",
+             SKEIN_OPTION("columns", string_list, SKEIN_PRINT_LOG_DEFAULT_COLUMNS,
                           "History keys shown, in order (absent ones are skipped)"),
              SKEIN_OPTION("precision", integer, "4", "Digits after the decimal point"))

@@ -110,11 +110,11 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& group
   return svg.str() + "</svg>\n";
 }
 
-class Report final : public skein::Callback {
+class Report final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, "file", args.run)) {}
 
-  void on_epoch_end(skein::TrainContext& ctx) override {
+  void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
     const auto& config = ctx.config();
     std::ostringstream html;
@@ -142,6 +142,6 @@ class Report final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(Report, callback, "report", "1.0.0",
+SKEIN_PLUGIN(Report, callback, "report", "1.1.0",
              "Self-contained report.html with SVG curves, best epochs and the config",
              SKEIN_OPTION("file", string, "\"report.html\"", "File, relative to the run directory"))

@@ -17,7 +17,7 @@ bool is_bookkeeping(const std::string& key) {
          (key.size() > 11 && key.compare(key.size() - 11, 11, "_batch_size") == 0);
 }
 
-class TensorBoard final : public skein::Callback {
+class TensorBoard final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit TensorBoard(const skein::PluginArgs& args)
       : dir_(skein::run_output_dir(args.options, "dir", args.run)), batches_(args.options.get_bool("batches")) {}
@@ -34,7 +34,8 @@ class TensorBoard final : public skein::Callback {
     writer_ = std::make_unique<skein_tb::EventWriter>(file);
   }
 
-  void on_epoch_end(skein::TrainContext& ctx) override {
+  // After every on_epoch_end: keys other callbacks add (lr, train_dur) are in.
+  void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!writer_) return;
     const auto& epoch = ctx.history().last();
     const auto step = epoch.at("epoch").get<std::int64_t>();
@@ -67,7 +68,7 @@ class TensorBoard final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.1.0",
+SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.2.0",
              "TensorBoard event file of every epoch (and optionally batch) value, main rank only",
              SKEIN_OPTION("dir", string, "\"tensorboard\"", "Directory, relative to the run directory"),
              SKEIN_OPTION("batches", boolean, "false", "Also write per-batch scalars (tag batch/<key>)"))

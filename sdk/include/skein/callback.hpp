@@ -13,6 +13,7 @@ namespace skein {
 //     on_epoch_begin
 //       on_batch_begin, [on_grad_computed,] on_batch_end   (train batches, then valid)
 //     on_epoch_end          (history of the epoch is complete and synced)
+//     [on_epoch_recorded]   (EpochReporter below: after every on_epoch_end)
 //   on_train_end
 // and, instead of the rest, on_exception when training fails.
 // Every rank runs every hook; act only where ctx.run().is_main() for output.
@@ -39,6 +40,21 @@ class SKEIN_EXPORT Callback {
   // Callback state for checkpoints (e.g. early-stopping counters).
   virtual nlohmann::json state() const { return nullptr; }
   virtual void load_state(const nlohmann::json&) {}
+};
+
+// API 2.3: an optional second base for callbacks that report an epoch (a
+// table, a file). on_epoch_recorded runs on every rank after every
+// callback's on_epoch_end, so the epoch's history record holds what all of
+// them added (an lr_scheduler's "lr", a timer's "train_dur") whatever their
+// order in the config. A host older than 2.3 refuses a plugin built with it.
+//
+//   class MyTable final : public skein::Callback, public skein::EpochReporter {
+//     void on_epoch_recorded(skein::TrainContext& ctx) override { ... }
+//   };
+class SKEIN_EXPORT EpochReporter {
+ public:
+  virtual ~EpochReporter();
+  virtual void on_epoch_recorded(TrainContext&) = 0;
 };
 
 }  // namespace skein

@@ -98,7 +98,9 @@ class SKEIN_EXPORT Session {
   // the next step opens the epoch after the checkpoint's. Between epochs only.
   void load_checkpoint(const std::string& dir);
   // on_train_end of every callback (early stopping may restore the best
-  // parameters), history backend closed. Later steps are errors.
+  // parameters), history backend closed, the model of the last complete
+  // epoch written to RUN_DIR/checkpoints/final (for skein export and
+  // predict). Later steps are errors.
   void finish();
 
   // What callbacks see: history, model, optimizer, run, log.

@@ -11,7 +11,17 @@ namespace skein::core {
 // (.tmp-* directories), restoring one that was being replaced (.old-*).
 SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
 
-// The newest complete checkpoint (an epoch_* directory) under `root`, or "".
+// The newest complete checkpoint (an epoch_* directory) under `root`, or "":
+// what --resume continues from.
 SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
+
+// The model a run ended with (Trainer::write_final_model): model files and
+// trainer.json only, no optimizer state, so never resumed from.
+inline constexpr const char* kFinalModel = "final";
+
+// The model export, predict and init_from take by default: `root`/final, or
+// the newest epoch_* checkpoint when that holds a later epoch (a resumed run
+// that crashed after the last final was written); "" when there is neither.
+SKEIN_EXPORT std::string find_model_checkpoint(const std::string& root);
 
 }  // namespace skein::core

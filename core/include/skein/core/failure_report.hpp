@@ -11,7 +11,8 @@
 namespace skein::core {
 
 // The exit code a failure ends skein with: 2 for bad configuration or a
-// plugin that cannot be used, 1 for anything else.
+// plugin that cannot be used, 128 + the signal for an Interrupted run
+// (interrupt.hpp), 1 for anything else.
 SKEIN_EXPORT int exit_code_for(const std::exception& e);
 
 // Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE

@@ -37,6 +37,12 @@ struct EvalResult {
   std::map<std::string, double> metrics;
 };
 
+// What a checkpoint holds: everything to resume, or only the model (final).
+struct CheckpointParts {
+  bool model_only = false;  // model files and trainer.json, rank 0 alone
+  long epoch = -1;          // the epoch it is recorded as; -1: the current one
+};
+
 class SKEIN_EXPORT Trainer final : public TrainContext {
  public:
   // `log` receives the run's log lines (pass a null stream on non-main ranks).
@@ -61,6 +67,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
   // Train batches completed by this process (a failure inside the first is a failed start).
   long batches_done() const { return batches_done_; }
+  // Keeps a copy of the weights as each epoch begins, so that a run stopped
+  // inside an epoch (Ctrl-C) can still save the model of the last complete one.
+  void keep_epoch_weights(bool on) { keep_epoch_weights_ = on; }
+  // Writes checkpoints/final (checkpoint_dir.hpp): the model at the end of
+  // the last complete epoch, for export, predict and init_from. Main rank
+  // only; not a collective. Returns the epoch it holds, 0 when it wrote
+  // nothing (no epoch completed, or one is open and no copy was kept).
+  long write_final_model();
 
   // --- The engine's steps: fit() drives them from the dataset, a Session
   // (skein/session.hpp) from its program's own batches. One implementation.
@@ -134,7 +148,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void record_loss_metrics(const Batch& batch, const char* phase);
   void write_pending_checkpoints();
   void write_checkpoint(const std::string& name);  // trainer_checkpoint.cpp
-  void write_checkpoint_in(const std::string& root, const std::string& name);
+  void write_checkpoint_in(const std::string& root, const std::string& name, const CheckpointParts& parts = {});
+  // Stops at a batch boundary once Ctrl-C or SIGTERM asked (interrupt.hpp).
+  void check_interrupt(long batch, const char* what) const;
   // Every rank's `mine`, gathered on rank 0 through the run's store (empty
   // elsewhere); a collective: every rank calls it for the same part.
   std::vector<std::string> gather_on_main(const std::string& name, const std::string& part, std::string mine);
@@ -186,6 +202,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::map<std::string, int> k_metrics_;
   bool outputs_checked_ = false;
   std::function<void(long)> epoch_recorded_;
+  bool keep_epoch_weights_ = false;
+  bool epoch_open_ = false;                 // begin_epoch ran, end_epoch not yet
+  std::vector<torch::Tensor> epoch_weights_;  // parameters and buffers as the open epoch began
 };
 
 }  // namespace skein::core
