@@ -256,8 +256,10 @@ BOOST_AUTO_TEST_CASE(run_directory_already_holding_a_run) {
   test::write_text(run + "/notes.txt", "the user's own file\n");
   auto over = train("--run-dir " + run + " --overwrite");
   BOOST_TEST(over.exit_code == 0, over.err);
-  // Only what skein wrote went: the old checkpoints (this config writes none).
-  BOOST_TEST(!fs::exists(run + "/checkpoints"));
+  // Only what skein wrote went: the old checkpoints (this config writes
+  // none, only the final model).
+  BOOST_TEST(!fs::exists(run + "/checkpoints/epoch_0002"));
+  BOOST_TEST(fs::exists(run + "/checkpoints/final/model.pt"));
   BOOST_TEST(test::read_text(run + "/notes.txt") == "the user's own file\n");
 }
 
