@@ -1,56 +1,122 @@
-// Callback "lr_scheduler": sets the learning rate of every parameter group at
-// each epoch end, for the next epoch. Policies: step (times gamma every
-// step_size epochs), cosine (from the base rate to eta_min over t_max
-// epochs), plateau (times factor when `monitor` has not improved for
-// `patience` epochs; decided from the synced history, so alike on all ranks).
-// Records the rate each epoch used as history key "lr".
+// Callback "lr_scheduler": sets the learning rate of every parameter group.
+// Per epoch (interval "epoch", at each epoch end for the next epoch): step
+// (times gamma every step_size epochs), cosine or linear (from the base rate
+// to eta_min over t_max epochs), plateau (times factor when `monitor` has not
+// improved for `patience` epochs; decided from the synced history, so alike
+// on all ranks). Per optimizer step (interval "step", after each step for the
+// next): step, cosine and linear with an optional linear warm-up, and
+// one_cycle; the curves are PyTorch's (step_schedule.hpp).
+// Records as history key "lr" the rate of the epoch's last optimizer step.
 #include <cmath>
 #include <optional>
 
 #include "skein/callback.hpp"
 #include "skein/monitor.hpp"
 #include "skein/plugin.hpp"
+#include "step_schedule.hpp"
 
 namespace {
+
+enum class Policy { step, cosine, linear, plateau, one_cycle };
+
+Policy policy_of(const skein::Options& o) {
+  const auto name = o.get_string("policy");
+  if (name == "step") return Policy::step;
+  if (name == "cosine") return Policy::cosine;
+  if (name == "linear") return Policy::linear;
+  if (name == "plateau") return Policy::plateau;
+  if (name == "one_cycle") return Policy::one_cycle;
+  o.fail("policy", "must be step, cosine, linear, plateau or one_cycle, got '" + name + "'");
+}
+
+// "auto": one_cycle steps per optimizer step, the others per epoch.
+bool per_step_of(const skein::Options& o, Policy policy) {
+  const auto interval = o.get_string("interval");
+  if (interval != "auto" && interval != "epoch" && interval != "step")
+    o.fail("interval", "must be auto, epoch or step, got '" + interval + "'");
+  const bool per_step = interval == "step" || (interval == "auto" && policy == Policy::one_cycle);
+  if (per_step && policy == Policy::plateau) o.fail("interval", "step does not go with policy plateau (it reads epoch values)");
+  if (!per_step && policy == Policy::one_cycle) o.fail("interval", "epoch does not go with policy one_cycle (it is per step)");
+  return per_step;
+}
 
 class LrScheduler final : public skein::Callback {
  public:
   explicit LrScheduler(const skein::PluginArgs& args)
-      : policy_(args.options.get_string("policy")),
+      : policy_(policy_of(args.options)),
+        per_step_(per_step_of(args.options, policy_)),
         step_size_(args.options.get_int("step_size")),
         gamma_(args.options.get_number("gamma")),
         t_max_(args.options.get_int("t_max")),
         eta_min_(args.options.get_number("eta_min")),
+        warmup_steps_(args.options.get_int("warmup_steps")),
+        warmup_start_factor_(args.options.get_number("warmup_start_factor")),
         factor_(args.options.get_number("factor")),
         patience_(args.options.get_int("patience")),
         min_lr_(args.options.get_number("min_lr")) {
     const auto& o = args.options;
-    if (policy_ != "step" && policy_ != "cosine" && policy_ != "plateau")
-      o.fail("policy", "must be step, cosine or plateau, got '" + policy_ + "'");
     if (step_size_ < 1) o.fail("step_size", "must be at least 1");
     if (!(gamma_ > 0 && std::isfinite(gamma_))) o.fail("gamma", "must be a positive number");
-    if (t_max_ < 0) o.fail("t_max", "must be >= 0 (0: max_epochs)");
+    if (t_max_ < 0) o.fail("t_max", "must be >= 0 (0: to the end of training)");
     if (!(factor_ > 0 && factor_ < 1)) o.fail("factor", "must be in (0, 1)");
     if (patience_ < 0) o.fail("patience", "must be >= 0");
     if (!(min_lr_ >= 0) || !(eta_min_ >= 0)) o.fail("min_lr", "and eta_min must be >= 0");
-    if (policy_ == "plateau") monitor_.emplace(o);
+    if (warmup_steps_ < 0) o.fail("warmup_steps", "must be >= 0");
+    if (warmup_steps_ > 0 && !(per_step_ && (policy_ == Policy::cosine || policy_ == Policy::linear)))
+      o.fail("warmup_steps", "counts optimizer steps: it needs interval step and policy cosine or linear");
+    if (!(warmup_start_factor_ >= 0 && warmup_start_factor_ <= 1)) o.fail("warmup_start_factor", "must be in [0, 1]");
+    if (policy_ == Policy::plateau) monitor_.emplace(o);
+    if (policy_ == Policy::one_cycle) {
+      cycle_.max_lr = o.get_number("max_lr");
+      cycle_.total_steps = o.get_int("total_steps");
+      cycle_.pct_start = o.get_number("pct_start");
+      cycle_.div_factor = o.get_number("div_factor");
+      cycle_.final_div_factor = o.get_number("final_div_factor");
+      const auto anneal = o.get_string("anneal");
+      if (anneal != "cos" && anneal != "linear") o.fail("anneal", "must be cos or linear, got '" + anneal + "'");
+      cycle_.cosine = anneal == "cos";
+      if (!(cycle_.max_lr >= 0 && std::isfinite(cycle_.max_lr))) o.fail("max_lr", "must be >= 0 (0: the optimizer's lr)");
+      if (cycle_.total_steps < 0) o.fail("total_steps", "must be >= 0 (0: every optimizer step of the run)");
+      if (!(cycle_.pct_start > 0 && cycle_.pct_start < 1)) o.fail("pct_start", "must be in (0, 1)");
+      if (!(cycle_.div_factor > 0) || !(cycle_.final_div_factor > 0))
+        o.fail("div_factor", "and final_div_factor must be positive");
+    }
   }
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!base_lr_) base_lr_ = current_lr(ctx);
-    if (t_max_ == 0) t_max_ = ctx.config().value("max_epochs", 1L);
+    const long max_epochs = ctx.config().value("max_epochs", 1L);
+    if (!per_step_) {
+      if (t_max_ == 0) t_max_ = max_epochs;
+      return;
+    }
+    const long total = total_steps(ctx, max_epochs);
+    if (t_max_ == 0) t_max_ = std::max(1L, total - warmup_steps_);
+    if (policy_ == Policy::one_cycle) {
+      if (cycle_.total_steps == 0) cycle_.total_steps = total;
+      if (cycle_.max_lr == 0) cycle_.max_lr = *base_lr_;
+      if (cycle_.pct_start * static_cast<double>(cycle_.total_steps) <= 1)
+        throw skein::ConfigError("lr_scheduler: one_cycle needs pct_start * total_steps > 1 (got " +
+                                 std::to_string(cycle_.pct_start) + " * " + std::to_string(cycle_.total_steps) + ")");
+    }
+    set_lr(ctx, rate_at(steps_));  // the first step's rate (on resume: the next step's)
+  }
+
+  void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
+    if (!per_step_ || !b.training || !b.optimizer_step) return;
+    last_used_ = current_lr(ctx);
+    set_lr(ctx, rate_at(++steps_));
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {
-    const long epoch = ctx.epoch();
+    if (per_step_) {
+      ctx.history().record("lr", last_used_ ? *last_used_ : current_lr(ctx));
+      last_used_.reset();
+      return;
+    }
     double lr = current_lr(ctx);
     ctx.history().record("lr", lr);
-    if (policy_ == "step") {
-      lr = *base_lr_ * std::pow(gamma_, static_cast<double>(epoch / step_size_));
-    } else if (policy_ == "cosine") {
-      const double progress = std::min(1.0, static_cast<double>(epoch) / static_cast<double>(t_max_));
-      lr = eta_min_ + (*base_lr_ - eta_min_) * (1 + std::cos(M_PI * progress)) / 2;
-    } else {
+    if (policy_ == Policy::plateau) {
       const double value = monitor_->value_in(ctx.history().last(), "lr_scheduler");
       if (monitor_->update(value)) {
         bad_epochs_ = 0;
@@ -58,18 +124,21 @@ class LrScheduler final : public skein::Callback {
         lr = std::max(lr * factor_, min_lr_);
         bad_epochs_ = 0;
       }
+    } else {
+      lr = rate_at(ctx.epoch());
     }
-    for (auto& group : ctx.optimizer().param_groups()) group.options().set_lr(lr);
+    set_lr(ctx, lr);
   }
 
   nlohmann::json state() const override {
-    nlohmann::json s = {{"bad_epochs", bad_epochs_}};
+    nlohmann::json s = {{"bad_epochs", bad_epochs_}, {"steps", steps_}};
     if (base_lr_) s["base_lr"] = *base_lr_;
     if (monitor_) s["monitor"] = monitor_->state();
     return s;
   }
   void load_state(const nlohmann::json& s) override {
     bad_epochs_ = s.at("bad_epochs").get<long>();
+    steps_ = s.value("steps", 0L);  // absent in checkpoints of 1.0.0 (per-epoch only)
     if (s.contains("base_lr")) base_lr_ = s["base_lr"].get<double>();
     if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
   }
@@ -78,32 +147,87 @@ class LrScheduler final : public skein::Callback {
   static double current_lr(skein::TrainContext& ctx) {
     return ctx.optimizer().param_groups().at(0).options().get_lr();
   }
+  static void set_lr(skein::TrainContext& ctx, double lr) {
+    for (auto& group : ctx.optimizer().param_groups()) group.options().set_lr(lr);
+  }
 
-  std::string policy_;
+  // Optimizer steps of the whole run: max_epochs times this rank's steps per epoch.
+  long total_steps(skein::TrainContext& ctx, long max_epochs) const {
+    const long batches = ctx.batches_per_epoch();
+    const long accumulate = std::max(1L, ctx.config().value("accumulate_steps", 1L));
+    const bool needs_total = (t_max_ == 0 && (policy_ == Policy::cosine || policy_ == Policy::linear)) ||
+                             (policy_ == Policy::one_cycle && cycle_.total_steps == 0);
+    if (batches <= 0 && needs_total)
+      throw skein::ConfigError("lr_scheduler: the number of batches per epoch is not known before training; "
+                               "set t_max (cosine, linear) or total_steps (one_cycle)");
+    return max_epochs * ((batches + accumulate - 1) / accumulate);
+  }
+
+  // The rate after `n` epochs or optimizer steps (the interval's unit).
+  double rate_at(long n) const {
+    switch (policy_) {
+      case Policy::step:
+        return *base_lr_ * std::pow(gamma_, static_cast<double>(n / step_size_));
+      case Policy::one_cycle:
+        return cycle_.at(n);
+      default: {
+        skein_lr::WarmupDecay curve;
+        curve.base = *base_lr_;
+        curve.eta_min = eta_min_;
+        curve.warmup_steps = warmup_steps_;
+        curve.start_factor = warmup_start_factor_;
+        curve.decay_steps = t_max_;
+        curve.cosine = policy_ == Policy::cosine;
+        return curve.at(n);
+      }
+    }
+  }
+
+  Policy policy_;
+  bool per_step_;
   long step_size_;
   double gamma_;
   long t_max_;
-  double eta_min_, factor_;
+  double eta_min_;
+  long warmup_steps_;
+  double warmup_start_factor_;
+  double factor_;
   long patience_;
   double min_lr_;
+  skein_lr::OneCycle cycle_;
   std::optional<skein::Monitor> monitor_;
   std::optional<double> base_lr_;
+  std::optional<double> last_used_;  // the rate of this epoch's last step (per step)
   long bad_epochs_ = 0;
+  long steps_ = 0;  // optimizer steps taken (per step)
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.0.0",
-             "Learning-rate schedule: step, cosine, or reduce on plateau (history key lr)",
-             SKEIN_OPTION("policy", string, "\"step\"", "step, cosine or plateau"),
-             SKEIN_OPTION("step_size", integer, "10", "step: epochs between decays"),
+SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.0",
+             "Learning-rate schedule per epoch or per optimizer step: step, cosine, linear (with warm-up), "
+             "plateau, one_cycle (history key lr)",
+             SKEIN_OPTION("policy", string, "\"step\"", "step, cosine, linear, plateau or one_cycle"),
+             SKEIN_OPTION("interval", string, "\"auto\"",
+                          "epoch or step: when the rate changes (auto: step for one_cycle, else epoch)"),
+             SKEIN_OPTION("step_size", integer, "10", "step: epochs (or steps) between decays"),
              SKEIN_OPTION("gamma", number, "0.1", "step: decay factor"),
-             SKEIN_OPTION("t_max", integer, "0", "cosine: epochs to reach eta_min (0: max_epochs)"),
-             SKEIN_OPTION("eta_min", number, "0", "cosine: final rate"),
+             SKEIN_OPTION("t_max", integer, "0",
+                          "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)"),
+             SKEIN_OPTION("eta_min", number, "0", "cosine, linear: final rate"),
+             SKEIN_OPTION("warmup_steps", integer, "0",
+                          "cosine, linear with interval step: optimizer steps of linear warm-up first"),
+             SKEIN_OPTION("warmup_start_factor", number, "0", "warm-up starts at this times the base rate"),
              SKEIN_OPTION("monitor", string, "\"valid_loss\"", "plateau: history key to watch"),
              SKEIN_OPTION("factor", number, "0.1", "plateau: multiply the rate by this"),
              SKEIN_OPTION("patience", integer, "10", "plateau: epochs without improvement first"),
              SKEIN_OPTION("threshold", number, "0.0001", "plateau: smallest improvement"),
              SKEIN_OPTION("threshold_mode", string, "\"rel\"", "plateau: rel or abs"),
              SKEIN_OPTION("lower_is_better", boolean, "null", "plateau: direction (null: from the name)"),
-             SKEIN_OPTION("min_lr", number, "0", "plateau: lower bound of the rate"))
+             SKEIN_OPTION("min_lr", number, "0", "plateau: lower bound of the rate"),
+             SKEIN_OPTION("max_lr", number, "0", "one_cycle: peak rate (0: the optimizer's lr)"),
+             SKEIN_OPTION("total_steps", integer, "0", "one_cycle: length of the cycle (0: every step of the run)"),
+             SKEIN_OPTION("pct_start", number, "0.3", "one_cycle: share of the cycle spent rising"),
+             SKEIN_OPTION("anneal", string, "\"cos\"", "one_cycle: cos or linear"),
+             SKEIN_OPTION("div_factor", number, "25", "one_cycle: initial rate = max_lr / div_factor"),
+             SKEIN_OPTION("final_div_factor", number, "10000", "one_cycle: final rate = initial / final_div_factor"))

@@ -30,4 +30,86 @@ BOOST_AUTO_TEST_CASE(lr_scheduler_step_cosine_and_plateau) {
   BOOST_TEST(plateau == std::vector<double>({0.1, 0.1, 0.1, 0.1, 0.05, 0.05}), boost::test_tools::per_element());
 }
 
+
+// Per-step policies against the rates PyTorch's schedulers give (computed by
+// tests/python/interop.py): the rate each of 20 optimizer steps uses.
+BOOST_AUTO_TEST_CASE(per_step_policies_match_pytorch) {
+  const test::TempDir tmp;
+  const std::string out = tmp.str("rates.json");
+  const auto py = test::interop_py("lr_schedules " + out);
+  BOOST_TEST_REQUIRE(py.exit_code == 0, py.err);
+  const auto expected = test::load_json(out);
+  const torch::Tensor none = torch::zeros({1});
+  auto rates = [&](const nlohmann::json& options) {
+    FakeContext ctx;  // one batch per epoch: max_epochs 20 makes 20 optimizer steps
+    ctx.config_["max_epochs"] = 20;
+    auto s = make("lr_scheduler", options);
+    s->on_train_begin(ctx);
+    std::vector<double> out;
+    for (int step = 0; step < 20; ++step) {
+      out.push_back(ctx.optimizer().param_groups()[0].options().get_lr());
+      s->on_batch_end(ctx, skein::Batch{none, none});
+    }
+    return out;
+  };
+  auto same = [](const std::vector<double>& got, const nlohmann::json& want) {
+    BOOST_TEST_REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      BOOST_TEST(got[i] == want[i].get<double>(), boost::test_tools::tolerance(1e-9) << "step " << i);
+  };
+  const nlohmann::json warm = {{"interval", "step"}, {"warmup_steps", 5}, {"warmup_start_factor", 0.1}};
+  auto options = warm;
+  options.update({{"policy", "cosine"}, {"eta_min", 0.001}});  // t_max 0: the 15 steps after warm-up
+  same(rates(options), expected["warmup_cosine"]);
+  options = warm;
+  options.update({{"policy", "linear"}, {"eta_min", 0.001}, {"t_max", 15}});
+  same(rates(options), expected["warmup_linear"]);
+  same(rates({{"policy", "one_cycle"}, {"max_lr", 0.5}}), expected["one_cycle_cos"]);
+  same(rates({{"policy", "one_cycle"}, {"max_lr", 0.5}, {"pct_start", 0.25}, {"anneal", "linear"},
+              {"div_factor", 10}, {"final_div_factor", 100}}),
+       expected["one_cycle_linear"]);
+}
+
+// Only an optimizer step moves a per-step schedule (not accumulation's
+// micro-batches, not validation); "lr" is the epoch's last step's rate; the
+// step count survives a checkpoint.
+BOOST_AUTO_TEST_CASE(per_step_counts_optimizer_steps_and_resumes) {
+  const torch::Tensor none = torch::zeros({1});
+  FakeContext ctx;
+  ctx.config_["max_epochs"] = 10;
+  const nlohmann::json options = {{"policy", "step"}, {"interval", "step"}, {"step_size", 1}, {"gamma", 0.5}};
+  auto s = make("lr_scheduler", options);
+  s->on_train_begin(ctx);
+  skein::Batch micro{none, none};
+  micro.optimizer_step = false;
+  skein::Batch valid{none, none};
+  valid.training = false;
+  s->on_batch_end(ctx, micro);
+  s->on_batch_end(ctx, valid);
+  BOOST_TEST(ctx.optimizer().param_groups()[0].options().get_lr() == 0.1);
+  s->on_batch_end(ctx, skein::Batch{none, none});
+  s->on_batch_end(ctx, skein::Batch{none, none});
+  ctx.epoch_with("valid_loss", 1);
+  s->on_epoch_end(ctx);
+  BOOST_TEST(ctx.history().get(-1, "lr").get<double>() == 0.05);
+  BOOST_TEST(ctx.optimizer().param_groups()[0].options().get_lr() == 0.025);
+
+  auto resumed = make("lr_scheduler", options);
+  resumed->load_state(s->state());
+  FakeContext fresh;
+  resumed->on_train_begin(fresh);
+  BOOST_TEST(fresh.optimizer().param_groups()[0].options().get_lr() == 0.025);
+}
+
+BOOST_AUTO_TEST_CASE(per_step_options_that_do_not_fit_are_refused) {
+  auto err = [&](const nlohmann::json& options) {
+    return test::message_of<skein::ConfigError>([&] { make("lr_scheduler", options); });
+  };
+  BOOST_TEST(test::contains(err({{"policy", "plateau"}, {"interval", "step"}}), "option 'interval' step does not go with policy plateau"));
+  BOOST_TEST(test::contains(err({{"policy", "one_cycle"}, {"interval", "epoch"}}), "option 'interval' epoch does not go"));
+  BOOST_TEST(test::contains(err({{"policy", "cosine"}, {"warmup_steps", 10}}), "option 'warmup_steps' counts optimizer steps"));
+  BOOST_TEST(test::contains(err({{"policy", "one_cycle"}, {"pct_start", 1.5}}), "option 'pct_start' must be in (0, 1)"));
+  BOOST_TEST(test::contains(err({{"policy", "cyclic"}}), "must be step, cosine, linear, plateau or one_cycle, got 'cyclic'"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
