@@ -19,6 +19,7 @@ packages=(
 )
 test_packages=(
   python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
+  python3-sklearn  # tests: scoring's precision, recall, F1, ROC-AUC, RMSE, MAE, R² against scikit-learn
   clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
   openmpi-bin  # tests: workers started by mpirun
   gfortran  # tests: the Fortran session example (examples/embed)

@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(a_shared_library_that_is_not_a_plugin) {
 }
 
 BOOST_AUTO_TEST_CASE(wrong_api_version) {
-  expect(train("--plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so"), 2, "got 3.3, host supports 2.3");
+  expect(train("--plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so"), 2, "got 3.4, host supports 2.4");
 }
 
 BOOST_AUTO_TEST_CASE(missing_dataset_file) {

@@ -391,6 +391,22 @@ BOOST_AUTO_TEST_CASE(logging_outputs_are_written_once_with_metrics_of_all_ranks)
   BOOST_TEST(contains(html, "tensorboard</td>"));  // plugin versions table
   BOOST_TEST(!contains(html, "<script"));
 
+  // The test split's confusion matrix, over both ranks: every test sample
+  // once, its diagonal the test accuracy; in report.html too.
+  const auto results = load_json(run + "/results.json");
+  const auto& matrix = results.at("test_confusion_matrix");
+  BOOST_TEST_REQUIRE(matrix.size() == 4u);
+  double total = 0, right = 0;
+  for (std::size_t t = 0; t < 4; ++t)
+    for (std::size_t p = 0; p < 4; ++p) {
+      total += matrix[t][p].get<double>();
+      if (t == p) right += matrix[t][p].get<double>();
+    }
+  BOOST_TEST(total == results["test_samples"].get<double>());
+  BOOST_TEST(right / total == results["test_accuracy"].get<double>(), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(contains(html, "<h3>Confusion matrix</h3>"));
+  BOOST_TEST(contains(html, "test_accuracy"));
+
   // One checkpoint writer: no temporary directories left.
   for (auto& e : fs::directory_iterator(run + "/checkpoints"))
     BOOST_TEST(e.path().filename().string()[0] != '.', e.path());

@@ -191,6 +191,7 @@ void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& 
   results["test_loss"] = test.loss;
   results["test_samples"] = test.samples;
   for (const auto& [name, value] : test.metrics) results["test_" + name] = value;
+  if (!test.confusion.empty()) results["test_confusion_matrix"] = test.confusion;
   log << std::fixed << std::setprecision(4);
   if (test.accuracy) {
     results["test_accuracy"] = *test.accuracy;
@@ -245,6 +246,7 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   if (auto test = trainer.test()) record_test(*test, outcome, results, log);
   record_costs(trainer, results);
   if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+  trainer.report_test(results);
   check_integrity(trainer, run, store);
   return outcome;
 }

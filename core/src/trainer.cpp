@@ -316,6 +316,7 @@ EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
   }
   Prefetcher data(split, std::move(batches), prefetch_options(false, record ? 2 : 3));
   EvalSums sums;
+  sums.unrecorded = !record;
   long index = 0;
   while (auto fetched = data.next()) {
     check_interrupt(index, record ? "validation batch" : "test batch");
@@ -347,6 +348,7 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
   ++sums.batches;
   if (!record) {  // the test split: the loss's values too, as validation records them
     for (const auto& m : loss_->metrics(batch.outputs, batch.targets)) sums.metrics[m.name] += m.value * size;
+    if (classify) add_confusion(sums, batch);
   } else {
     log.put(k_valid_loss_, loss);
     if (classify) log.put(k_valid_acc_, static_cast<double>(correct) / size);
@@ -354,6 +356,36 @@ void Trainer::eval_batch(Batch& batch, bool record, EvalSums& sums) {
     record_loss_metrics(batch, "valid");
     each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
   }
+}
+
+// Counts of (true class, predicted class) pairs of a classification batch.
+void Trainer::add_confusion(EvalSums& sums, const Batch& batch) {
+  const std::int64_t classes = batch.outputs.size(1);
+  const auto pairs = class_ids_of(batch.targets).to(torch::kInt64) * classes + batch.outputs.argmax(1);
+  const auto counts = torch::bincount(pairs, {}, classes * classes).reshape({-1, classes});
+  if (!sums.confusion.defined()) {
+    sums.confusion = counts;
+  } else if (counts.size(0) == sums.confusion.size(0)) {
+    sums.confusion += counts;
+  }
+}
+
+// The confusion counts of all ranks (a collective: every rank calls it).
+std::vector<std::vector<std::int64_t>> Trainer::reduce_confusion(const torch::Tensor& local) {
+  std::vector<double> size{local.defined() ? static_cast<double>(local.size(0)) : 0.0};
+  parallel_->all_reduce_max(size);
+  const auto classes = static_cast<std::int64_t>(size[0]);
+  std::vector<double> flat(static_cast<std::size_t>(classes * classes), 0.0);
+  if (local.defined() && local.size(0) == classes) {
+    const auto d = local.to(torch::kFloat64).contiguous();
+    std::copy(d.data_ptr<double>(), d.data_ptr<double>() + d.numel(), flat.begin());
+  }
+  parallel_->all_reduce_sum(flat);
+  std::vector<std::vector<std::int64_t>> matrix(static_cast<std::size_t>(classes));
+  for (std::int64_t t = 0; t < classes; ++t)
+    for (std::int64_t p = 0; p < classes; ++p)
+      matrix[static_cast<std::size_t>(t)].push_back(static_cast<std::int64_t>(flat[static_cast<std::size_t>(t * classes + p)]));
+  return matrix;
 }
 
 EvalResult Trainer::reduce_eval(EvalSums sums) {
@@ -384,6 +416,7 @@ EvalResult Trainer::reduce_eval(EvalSums sums) {
       }
     }
   }
+  if (sums.unrecorded && loss_->classification()) r.confusion = reduce_confusion(sums.confusion);
   return r;
 }
 
@@ -578,6 +611,9 @@ bool Trainer::end_epoch() {
   parallel_->all_reduce_max(seconds);  // the epoch lasts as long as its slowest rank
   summarize_epoch(seconds[0]);
   epoch_open_ = false;
+  each_callback("on_epoch_scored", [&](Callback& cb) {
+    if (auto* scorer = dynamic_cast<EpochScorer*>(&cb)) scorer->on_epoch_scored(*this);
+  });
   each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
   each_callback("on_epoch_recorded", [&](Callback& cb) {
     if (auto* reporter = dynamic_cast<EpochReporter*>(&cb)) reporter->on_epoch_recorded(*this);
@@ -619,6 +655,12 @@ torch::Tensor Trainer::predict(const torch::Tensor& inputs) {
 std::optional<EvalResult> Trainer::test() {
   if (!test_) return std::nullopt;
   return evaluate(*test_, false);
+}
+
+void Trainer::report_test(const nlohmann::json& results) {
+  each_callback("on_test_end", [&](Callback& cb) {
+    if (auto* reporter = dynamic_cast<TestReporter*>(&cb)) reporter->on_test_end(*this, results);
+  });
 }
 
 }  // namespace skein::core

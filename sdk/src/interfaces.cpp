@@ -15,6 +15,8 @@ namespace skein {
 
 Callback::~Callback() = default;
 EpochReporter::~EpochReporter() = default;
+EpochScorer::~EpochScorer() = default;
+TestReporter::~TestReporter() = default;
 TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
 InMemoryDataset::~InMemoryDataset() = default;

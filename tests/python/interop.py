@@ -4,6 +4,8 @@ what skein exports. Each subcommand exits 0 on success and 1, with a line on
 stderr, when a check fails."""
 import collections
 import hashlib
+import json
+import warnings
 import sys
 from typing import Tuple
 
@@ -169,6 +171,70 @@ def close(a, b, what, atol=1e-5):
     print(f"{what}: equal (max difference {diff:.3g})")
 
 
+def lr_schedules(steps):
+    """The rate each optimizer step uses under PyTorch's schedulers, for
+    test_lr_scheduler: warm-up then cosine or linear decay, and one-cycle."""
+    S = torch.optim.lr_scheduler
+    warnings.filterwarnings("ignore", category=UserWarning)  # SequentialLR's own step(epoch) call
+
+    def run(make):
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+        sched = make(opt)
+        rates = []
+        for _ in range(steps):
+            rates.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        return rates
+
+    warm = lambda opt: S.LinearLR(opt, start_factor=0.1, end_factor=1.0, total_iters=5)
+    return {
+        "warmup_cosine": run(lambda opt: S.SequentialLR(
+            opt, [warm(opt), S.CosineAnnealingLR(opt, T_max=15, eta_min=0.001)], milestones=[5])),
+        "warmup_linear": run(lambda opt: S.SequentialLR(
+            opt, [warm(opt), S.LinearLR(opt, start_factor=1.0, end_factor=0.01, total_iters=15)], milestones=[5])),
+        "one_cycle_cos": run(lambda opt: S.OneCycleLR(
+            opt, max_lr=0.5, total_steps=steps, pct_start=0.3, cycle_momentum=False)),
+        "one_cycle_linear": run(lambda opt: S.OneCycleLR(
+            opt, max_lr=0.5, total_steps=steps, pct_start=0.25, anneal_strategy="linear", div_factor=10,
+            final_div_factor=100, cycle_momentum=False)),
+    }
+
+
+def sklearn_scores():
+    """Predictions and scikit-learn's scores of them, for test_scoring:
+    4-class scores, binary logits, 2-column regression."""
+    from sklearn import metrics as M
+    rng = np.random.default_rng(7)
+    n = 101
+    labels = rng.integers(0, 4, n)
+    labels[labels == 3] = rng.integers(0, 3, int((labels == 3).sum()))  # class 3 rare
+    labels[:2] = 3
+    scores = rng.standard_normal((n, 4)) + np.eye(4)[labels] * 1.2
+    predicted = scores.argmax(1)
+    binary = (rng.random(n) < 0.3).astype("float64")
+    logits = np.round(rng.standard_normal(n) + binary, 1)  # rounded: ties
+    truth = rng.standard_normal((n, 2)) * [1.0, 3.0] + [0.5, -2.0]
+    guess = truth + rng.standard_normal((n, 2)) * [0.5, 2.0]
+    per = lambda f: [float(v) for v in f(labels, predicted, average=None, labels=[0, 1, 2, 3], zero_division=0)]
+    return {
+        "scores": scores.tolist(), "labels": labels.tolist(),
+        "logits": logits.tolist(), "binary": binary.tolist(),
+        "guess": guess.tolist(), "truth": truth.tolist(),
+        "precision": M.precision_score(labels, predicted, average="macro", zero_division=0),
+        "recall": M.recall_score(labels, predicted, average="macro", zero_division=0),
+        "f1": M.f1_score(labels, predicted, average="macro", zero_division=0),
+        "precision_per_class": per(M.precision_score),
+        "recall_per_class": per(M.recall_score),
+        "f1_per_class": per(M.f1_score),
+        "binary_f1": M.f1_score(binary, (logits > 0).astype("float64"), average="macro"),
+        "roc_auc": M.roc_auc_score(binary, logits),
+        "rmse": M.mean_squared_error(truth, guess, squared=False),
+        "mae": M.mean_absolute_error(truth, guess),
+        "r2": M.r2_score(truth, guess),
+    }
+
+
 def main(argv):
     torch.manual_seed(0)
     command, args = argv[0], argv[1:]
@@ -210,6 +276,10 @@ def main(argv):
         partial["extra.weight"] = torch.zeros(2)
         torch.save(partial, f"{d}/partial.pt")
         torch.save({k: v for k, v in sd.items() if not k.endswith("num_batches_tracked")}, f"{d}/no_counters.pt")
+    elif command == "lr_schedules":  # lr_schedules OUT.json: PyTorch's rate at each of 20 optimizer steps
+        json.dump(lr_schedules(20), open(args[0], "w"))
+    elif command == "sklearn_scores":  # sklearn_scores OUT.json: predictions and scikit-learn's scores
+        json.dump(sklearn_scores(), open(args[0], "w"))
     elif command == "inputs":  # inputs OUT.npy DTYPE N D...
         out, dtype, dims = args[0], args[1], [int(d) for d in args[2:]]
         np.save(out, np.random.default_rng(0).standard_normal(dims).astype(dtype))

@@ -1,8 +1,8 @@
 // Callback "report": one self-contained report.html in the run directory,
 // rewritten atomically at every epoch end (watch it during a run): an inline
 // SVG chart per metric (train and valid of one metric on one chart), the best
-// epoch marked, and the run's config with its plugin versions. No script, no
-// network.
+// epoch marked, the test split's values and confusion matrix once tested,
+// and the run's config with its plugin versions. No script, no network.
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -110,11 +110,45 @@ std::string svg_chart(const std::string& title, const std::vector<Series>& group
   return svg.str() + "</svg>\n";
 }
 
-class Report final : public skein::Callback, public skein::EpochReporter {
+// The test split: its values, and for classification the confusion matrix
+// (rows: true class, columns: predicted), each row's recall on its right.
+std::string test_section(const nlohmann::json& results) {
+  std::ostringstream html;
+  html << "<h2>Test split</h2>\n<table>";
+  for (auto it = results.begin(); it != results.end(); ++it)
+    if (it.key().rfind("test_", 0) == 0 && it.value().is_number())
+      html << "<tr><td>" << escape(it.key()) << "</td><td>" << num(it.value().get<double>()) << "</td></tr>";
+  html << "</table>\n";
+  if (!results.contains("test_confusion_matrix")) return html.str();
+  const auto& m = results["test_confusion_matrix"];
+  html << "<h3>Confusion matrix</h3>\n<table class='confusion'><tr><th>true \\ predicted</th>";
+  for (std::size_t c = 0; c < m.size(); ++c) html << "<th>" << c << "</th>";
+  html << "<th>recall</th></tr>\n";
+  for (std::size_t t = 0; t < m.size(); ++t) {
+    double total = 0;
+    html << "<tr><th>" << t << "</th>";
+    for (const auto& count : m[t]) {
+      total += count.get<double>();
+      html << "<td>" << count.get<std::int64_t>() << "</td>";
+    }
+    html << "<td>" << (total > 0 ? num(m[t][t].get<double>() / total) : std::string("-")) << "</td></tr>\n";
+  }
+  return html.str() + "</table>\n";
+}
+
+class Report final : public skein::Callback, public skein::EpochReporter, public skein::TestReporter {
  public:
   explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, "file", args.run)) {}
 
-  void on_epoch_recorded(skein::TrainContext& ctx) override {
+  void on_epoch_recorded(skein::TrainContext& ctx) override { write(ctx); }
+
+  void on_test_end(skein::TrainContext& ctx, const nlohmann::json& results) override {
+    test_ = results;
+    write(ctx);
+  }
+
+ private:
+  void write(skein::TrainContext& ctx) {
     if (!ctx.run().is_main()) return;
     const auto& config = ctx.config();
     std::ostringstream html;
@@ -126,6 +160,7 @@ class Report final : public skein::Callback, public skein::EpochReporter {
          << config.value("max_epochs", 0) << ", " << ctx.run().world_size
          << " process(es). Circles mark each metric's best epoch.</p>\n";
     for (const auto& [title, group] : charts_of(ctx.history().epochs())) html << svg_chart(title, group);
+    if (!test_.is_null()) html << test_section(test_);
     html << "<h2>Plugins</h2>\n<table><tr><th>plugin</th><th>kind</th><th>version</th><th>file</th></tr>\n";
     if (config.contains("plugin_versions"))
       for (auto it = config["plugin_versions"].begin(); it != config["plugin_versions"].end(); ++it)
@@ -136,12 +171,12 @@ class Report final : public skein::Callback, public skein::EpochReporter {
     skein::write_file_atomic(path_, html.str());
   }
 
- private:
   std::string path_;
+  nlohmann::json test_;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(Report, callback, "report", "1.1.0",
-             "Self-contained report.html with SVG curves, best epochs and the config",
+SKEIN_PLUGIN(Report, callback, "report", "1.2.0",
+             "Self-contained report.html with SVG curves, best epochs, the test split (confusion matrix) and the config",
              SKEIN_OPTION("file", string, "\"report.html\"", "File, relative to the run directory"))

@@ -1,6 +1,11 @@
-// Loss "bce_with_logits": binary cross-entropy on logits, targets in [0, 1].
+// Loss "bce_with_logits": binary cross-entropy on logits, targets in [0, 1];
+// `pos_weight` weighs the positive term (PyTorch's pos_weight: negatives /
+// positives balances an imbalanced label), one value or one per output.
+#include <cmath>
+
 #include <torch/nn/functional/loss.h>
 
+#include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
@@ -8,7 +13,11 @@ namespace {
 
 class BceWithLogits final : public skein::ElementwiseLoss {
  public:
-  explicit BceWithLogits(const skein::PluginArgs& args) : ElementwiseLoss(args.options.owner()) {}
+  explicit BceWithLogits(const skein::PluginArgs& args)
+      : ElementwiseLoss(args.options.owner()), pos_weight_(args.options.get_number_list("pos_weight")) {
+    for (double w : pos_weight_)
+      if (!(w > 0 && std::isfinite(w))) args.options.fail("pos_weight", "must hold finite numbers > 0");
+  }
 
   // Share of outputs on the right side of 0 (targets above 0.5 count as 1).
   std::vector<skein::LossMetric> metrics(const torch::Tensor& outputs, const torch::Tensor& targets) const override {
@@ -19,12 +28,25 @@ class BceWithLogits final : public skein::ElementwiseLoss {
 
  private:
   torch::Tensor apply(const torch::Tensor& outputs, const torch::Tensor& targets) override {
-    return torch::nn::functional::binary_cross_entropy_with_logits(outputs, targets);
+    namespace F = torch::nn::functional;
+    auto options = F::BinaryCrossEntropyWithLogitsFuncOptions();
+    if (!pos_weight_.empty()) {
+      const std::int64_t outputs_per_sample = outputs.dim() > 1 ? outputs.size(-1) : 1;
+      if (pos_weight_.size() != 1 && static_cast<std::int64_t>(pos_weight_.size()) != outputs_per_sample)
+        throw skein::ConfigError("loss (plugin 'bce_with_logits'): option 'pos_weight' has " +
+                                 std::to_string(pos_weight_.size()) + " entries, but the model outputs " +
+                                 std::to_string(outputs_per_sample) + " values per sample: give 1 or " +
+                                 std::to_string(outputs_per_sample));
+      options.pos_weight(torch::tensor(pos_weight_, outputs.options()));
+    }
+    return F::binary_cross_entropy_with_logits(outputs, targets, options);
   }
+  std::vector<double> pos_weight_;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(BceWithLogits, loss, "bce_with_logits", "1.0.0",
+SKEIN_PLUGIN(BceWithLogits, loss, "bce_with_logits", "1.1.0",
              "Binary cross-entropy on logits (multi-label too); targets in [0, 1] of the outputs' "
-             "shape; records acc, the share of outputs on the targets' side of 0")
+             "shape; records acc, the share of outputs on the targets' side of 0",
+             SKEIN_OPTION("pos_weight", number_list, "[]", "Weight of positives: one value, or one per output (empty: 1)"))

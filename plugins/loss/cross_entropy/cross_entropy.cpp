@@ -1,6 +1,11 @@
-// Loss "cross_entropy": softmax cross-entropy of class scores against class ids.
+// Loss "cross_entropy": softmax cross-entropy of class scores against class
+// ids, optionally weighted per class (imbalanced data; PyTorch's `weight`:
+// the batch loss is the weighted mean, divided by the targets' weights).
+#include <cmath>
+
 #include <torch/nn/functional/loss.h>
 
+#include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
@@ -11,19 +16,32 @@ class CrossEntropy final : public skein::ClassificationLoss {
   explicit CrossEntropy(const skein::PluginArgs& args) : ClassificationLoss(args.options.owner()) {
     smoothing_ = args.options.get_number("label_smoothing");
     if (!(smoothing_ >= 0 && smoothing_ <= 1)) args.options.fail("label_smoothing", "must be in [0, 1]");
+    weight_ = args.options.get_number_list("weight");
+    for (double w : weight_)
+      if (!(w >= 0 && std::isfinite(w))) args.options.fail("weight", "must hold finite numbers >= 0");
   }
 
  private:
   torch::Tensor apply(const torch::Tensor& outputs, const torch::Tensor& targets) override {
     namespace F = torch::nn::functional;
-    return F::cross_entropy(outputs, targets, F::CrossEntropyFuncOptions().label_smoothing(smoothing_));
+    auto options = F::CrossEntropyFuncOptions().label_smoothing(smoothing_);
+    if (!weight_.empty()) {
+      if (static_cast<std::int64_t>(weight_.size()) != outputs.size(1))
+        throw skein::ConfigError("loss (plugin 'cross_entropy'): option 'weight' has " + std::to_string(weight_.size()) +
+                                 " entries, but the model outputs " + std::to_string(outputs.size(1)) +
+                                 " class scores: give one weight per class");
+      options.weight(torch::tensor(weight_, outputs.options()));
+    }
+    return F::cross_entropy(outputs, targets, options);
   }
   double smoothing_ = 0;
+  std::vector<double> weight_;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.1.0",
+SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.2.0",
              "Cross-entropy of class scores [N, C] against class ids [N] or class probabilities [N, C] "
              "(one-hot or soft labels; accuracy against the most likely class)",
-             SKEIN_OPTION("label_smoothing", number, "0.0", "Label smoothing in [0, 1]"))
+             SKEIN_OPTION("label_smoothing", number, "0.0", "Label smoothing in [0, 1]"),
+             SKEIN_OPTION("weight", number_list, "[]", "Per-class weights, one per class (empty: all 1)"))

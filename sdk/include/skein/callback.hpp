@@ -12,9 +12,11 @@ namespace skein {
 //   on_train_begin
 //     on_epoch_begin
 //       on_batch_begin, [on_grad_computed,] on_batch_end   (train batches, then valid)
+//     [on_epoch_scored]     (EpochScorer below: epoch-level scores of all ranks)
 //     on_epoch_end          (history of the epoch is complete and synced)
 //     [on_epoch_recorded]   (EpochReporter below: after every on_epoch_end)
 //   on_train_end
+//   [on_test_end]           (TestReporter below: the test split's results)
 // and, instead of the rest, on_exception when training fails.
 // Every rank runs every hook; act only where ctx.run().is_main() for output.
 // Any hook may call ctx.request_stop(); training stops after the current epoch.
@@ -55,6 +57,30 @@ class SKEIN_EXPORT EpochReporter {
  public:
   virtual ~EpochReporter();
   virtual void on_epoch_recorded(TrainContext&) = 0;
+};
+
+// API 2.4: an optional second base for callbacks that compute epoch-level
+// values from the whole epoch of every rank (an F1 score from counts, a
+// ROC-AUC from all scores), which are no mean of per-batch values.
+// on_epoch_scored runs on every rank after the epoch's batch values are
+// merged and averaged, before any on_epoch_end, so that early stopping,
+// checkpoints and schedules can watch what it records whatever the order in
+// the config. It may call ctx.parallel()'s collectives (every rank calls it).
+class SKEIN_EXPORT EpochScorer {
+ public:
+  virtual ~EpochScorer();
+  virtual void on_epoch_scored(TrainContext&) = 0;
+};
+
+// API 2.4: an optional base for callbacks that report the test split. Runs
+// on every rank after the test split is evaluated (after on_train_end), with
+// what results.json holds: test_loss, test_samples, test_accuracy and the
+// loss's values; for classification losses test_confusion_matrix, counts of
+// samples by [true class][predicted class], summed over all ranks.
+class SKEIN_EXPORT TestReporter {
+ public:
+  virtual ~TestReporter();
+  virtual void on_test_end(TrainContext&, const nlohmann::json& results) = 0;
 };
 
 }  // namespace skein

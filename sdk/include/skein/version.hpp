@@ -15,7 +15,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 2
-#define SKEIN_API_MINOR 3
+#define SKEIN_API_MINOR 4
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x

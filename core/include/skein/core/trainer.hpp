@@ -35,6 +35,9 @@ struct EvalResult {
   std::int64_t samples = 0;
   // The loss's other recorded values (Loss::metrics), sample-weighted means.
   std::map<std::string, double> metrics;
+  // Classification losses, unrecorded passes (the test split): samples by
+  // [true class][predicted class], over all ranks.
+  std::vector<std::vector<std::int64_t>> confusion;
 };
 
 // What a checkpoint holds: everything to resume, or only the model (final).
@@ -59,6 +62,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void resume(const std::string& checkpoint_dir);
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
+  // on_test_end of every callback that is a TestReporter, with results.json's content.
+  void report_test(const nlohmann::json& results);
   const std::string& stop_reason() const { return stop_reason_; }
   bool history_synchronized() const { return backend_->synchronizes_ranks(); }
   // Called on every rank after each epoch's history and checkpoints are written.
@@ -90,12 +95,16 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   struct EvalSums {
     std::vector<double> values{0.0, 0.0, 0.0};
     std::map<std::string, double> metrics;  // name -> sum of value * batch size (unrecorded passes)
+    torch::Tensor confusion;                 // int64 [C, C] (unrecorded passes, classification)
+    bool unrecorded = false;                 // the test split: no valid_* records
     long batches = 0;
   };
   // One evaluation batch without gradients; `record`: as valid_* values.
   void eval_batch(Batch& batch, bool record, EvalSums& sums);
   // Sums over every rank (a collective) as a result.
   EvalResult reduce_eval(EvalSums sums);
+  static void add_confusion(EvalSums& sums, const Batch& batch);
+  std::vector<std::vector<std::int64_t>> reduce_confusion(const torch::Tensor& local);
   // Closes the epoch: history sync across ranks, summary, on_epoch_end,
   // history.json, the agreed stop, requested checkpoints. Returns the stop.
   bool end_epoch();
