@@ -435,6 +435,51 @@ BOOST_AUTO_TEST_CASE(torchscript_file_is_pinned_by_its_checkpoints) {
   BOOST_TEST(meta["script"]["sha256"].get<std::string>() + "\n" == py("sha256 " + model).out);
 }
 
+// A loss written in Python (torchscript_loss): the same history as the
+// bundled loss it re-implements, on 2 processes with accumulation and a
+// resume too; accuracy with classification true; a loss that is not a scalar,
+// or a forward of another signature, is a clear error.
+BOOST_AUTO_TEST_CASE(loss_from_python) {
+  BOOST_TEST_REQUIRE(py("script_loss mse " + dir("mse_loss.pt")).exit_code == 0);
+  BOOST_TEST_REQUIRE(py("script_loss cross_entropy " + dir("ce_loss.pt")).exit_code == 0);
+  BOOST_TEST_REQUIRE(py("script_loss per_sample " + dir("per_sample.pt")).exit_code == 0);
+  auto cfg = regression_config("mse");
+  cfg["accumulate_steps"] = 2;
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  auto r = skein("train --nproc-per-node 2 --config " + write_config(cfg) + " --run-dir " + dir("builtin"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  cfg["loss"] = {{"plugin", "torchscript_loss"}, {"path", dir("mse_loss.pt")}};
+  cfg["max_epochs"] = 2;
+  r = skein("train --nproc-per-node 2 --config " + write_config(cfg) + " --run-dir " + dir("scripted"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = skein("train --nproc-per-node 2 --resume " + dir("scripted") + " --set max_epochs=4");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  const auto builtin = load_json(dir("builtin/history.json"));
+  const auto scripted = load_json(dir("scripted/history.json"));
+  BOOST_TEST_REQUIRE(scripted.size() == 4u);
+  for (std::size_t e = 0; e < 4; ++e)
+    for (const char* key : {"train_loss", "valid_loss"})
+      BOOST_TEST(scripted[e][key].get<double>() == builtin[e][key].get<double>(), boost::test_tools::tolerance(1e-6));
+
+  auto classify = test::synthetic_config();
+  auto plain = train(classify, "ce_builtin");
+  BOOST_TEST_REQUIRE(plain.exit_code == 0, plain.err);
+  classify["loss"] = {{"plugin", "torchscript_loss"}, {"path", dir("ce_loss.pt")}, {"classification", true}};
+  r = train(classify, "ce_scripted");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  const auto a = load_json(dir("ce_builtin/history.json")), b = load_json(dir("ce_scripted/history.json"));
+  BOOST_TEST(b.back()["valid_acc"].get<double>() == a.back()["valid_acc"].get<double>(), boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(load_json(dir("ce_scripted/results.json")).contains("test_accuracy"));
+
+  auto unreduced = regression_config("mse");
+  unreduced["loss"] = {{"plugin", "torchscript_loss"}, {"path", dir("per_sample.pt")}};
+  test::expect_one_error(train(unreduced, "bad_loss"), 2, {"returned", "values; a loss returns one"});
+  classify["loss"] = {{"plugin", "torchscript_loss"}, {"path", script("regressor")}};
+  test::expect_one_error(train(classify, "model_as_loss"), 2,
+                         {"skein calls forward(outputs: Tensor, targets: Tensor) -> Tensor"});
+}
+
 BOOST_AUTO_TEST_CASE(libtorch_errors_read_as_their_cause) {
   // Raised inside TorchScript code: the cause comes after the script's traceback.
   test::expect_one_error(train(script_regression_config(script("bad_view")), "view"), 1,

@@ -70,7 +70,8 @@ bool script_file_ops_allowed() {
   return v && std::string(v) == "1";
 }
 
-ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) : path_(path) {
+torch::jit::Module load_script_module(const std::string& path, const std::string& owner, int tensor_args,
+                                      std::string* sha256) {
   struct stat st {};
   if (path.empty()) throw ConfigError(owner + ": option 'path' is empty (a file saved by torch.jit.save)");
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -78,34 +79,42 @@ ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) 
   // The bytes checked and hashed are the bytes loaded, whatever happens to
   // the file meanwhile.
   const std::string bytes = read_bytes(path, owner);
-  sha256_ = sha256_hex(bytes);
+  if (sha256) *sha256 = sha256_hex(bytes);
   try {
     check_zip_record_sizes(path);
   } catch (const std::exception& e) {
     throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
   }
   if (!script_file_ops_allowed()) refuse_outside_operators(bytes, path, owner);
+  torch::jit::Module script;
   try {
     std::istringstream in(bytes);
-    script_ = torch::jit::load(in);
+    script = torch::jit::load(in);
   } catch (const std::exception& e) {
     throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");
   }
-  auto forward = script_.find_method("forward");
+  auto forward = script.find_method("forward");
   if (!forward) throw ConfigError(owner + ": option 'path': the TorchScript module in '" + path + "' has no forward method");
   const auto& schema = forward->function().getSchema();
   const auto& args = schema.arguments();
+  const auto wanted = static_cast<std::size_t>(tensor_args);
   std::size_t required = 0;
   for (std::size_t i = 1; i < args.size(); ++i)
     if (!args[i].default_value()) ++required;
-  const bool one_tensor = args.size() >= 2 && required <= 1 &&
-                          args[1].type()->kind() == c10::TypeKind::TensorType;
+  bool tensors = args.size() >= 1 + wanted && required <= wanted;
+  for (std::size_t i = 1; tensors && i <= wanted; ++i) tensors = args[i].type()->kind() == c10::TypeKind::TensorType;
   const bool returns_tensor = schema.returns().size() == 1 &&
                               schema.returns()[0].type()->kind() == c10::TypeKind::TensorType;
-  if (!one_tensor || !returns_tensor)
+  if (!tensors || !returns_tensor)
     throw ConfigError(owner + ": option 'path': the forward of '" + path + "' is '" + signature(schema) +
-                      "'; skein calls forward(x: Tensor) -> Tensor");
+                      "'; skein calls " +
+                      (tensor_args == 1 ? "forward(x: Tensor) -> Tensor" : "forward(outputs: Tensor, targets: Tensor) -> Tensor"));
+  return script;
+}
+
+ScriptedModel::ScriptedModel(const std::string& path, const std::string& owner) : path_(path) {
+  script_ = load_script_module(path, owner, 1, &sha256_);  // in the body: sha256_ is constructed by now
   mirror(script_, *this);
 }
 

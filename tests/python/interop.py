@@ -156,6 +156,25 @@ class Mlp(nn.Module):
         return self.net(x)
 
 
+class MseLoss(nn.Module):
+    """skein's mse, written in Python: targets [N] fit outputs [N, 1]."""
+
+    def forward(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return nn.functional.mse_loss(outputs, targets.view_as(outputs).to(outputs.dtype))
+
+
+class CrossEntropyLoss(nn.Module):
+    def forward(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(outputs, targets)
+
+
+class PerSampleLoss(nn.Module):
+    """Forgets to reduce: one value per sample."""
+
+    def forward(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return (outputs - targets.view_as(outputs)) ** 2
+
+
 def fail(message):
     print("interop.py: " + message, file=sys.stderr)
     sys.exit(1)
@@ -248,6 +267,9 @@ def main(argv):
                   "bad_view": lambda: BadView(1),
                   "mlp": lambda: Mlp(784, [256, 128], 10)}[kind]()
         torch.jit.script(module).save(out)
+    elif command == "script_loss":  # script_loss KIND OUT.pt: a loss module, scripted
+        kind, out = args
+        torch.jit.script({"mse": MseLoss, "cross_entropy": CrossEntropyLoss, "per_sample": PerSampleLoss}[kind]()).save(out)
     elif command == "script_touching":  # script_touching KIND TARGET OUT.pt
         kind, target, out = args
         module = {"from_file": FromFile, "save_in_forked_helper": SaveInForkedHelper,

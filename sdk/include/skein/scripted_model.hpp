@@ -19,6 +19,13 @@ namespace skein {
 // code may call operators that reach files or processes.
 SKEIN_EXPORT bool script_file_ops_allowed();
 
+// Loads the TorchScript module in `path` with the checks below (file,
+// format, operators that reach files or processes), and checks that its
+// forward takes `tensor_args` tensors (1: x; 2: outputs, targets) and returns
+// one. `sha256`, when given, receives the SHA-256 (hex) of the bytes loaded.
+SKEIN_EXPORT torch::jit::Module load_script_module(const std::string& path, const std::string& owner,
+                                                   int tensor_args, std::string* sha256 = nullptr);
+
 class SKEIN_EXPORT ScriptedModel : public Model {
  public:
   // Throws ConfigError naming `owner` and the file: a missing file, a file
