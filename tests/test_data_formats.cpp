@@ -95,6 +95,13 @@ struct Fixture : test::Workspace {
       BOOST_TEST_REQUIRE(stbi_write_png((cls + name).c_str(), kSide, kSide, 1, &d.pixels[i * kSide * kSide], kSide) != 0);
     }
   }
+  // SPLIT_x.npy and SPLIT_y.npy written here; SPLIT.pt by Python from those arrays.
+  void write_arrays(const std::string& split, const Images& d) {
+    test::write_text(dir(split + "_x.npy"), skein::npy_bytes(normalized(d)));
+    test::write_text(dir(split + "_y.npy"), skein::npy_bytes(labels_of(d)));
+    auto r = py("tensors_file " + dir(split + "_x.npy") + " " + dir(split + "_y.npy") + " " + dir(split + ".pt"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  }
   nlohmann::json idx_data() const {
     return {{"plugin", "idx"}, {"dir", dir("idx")}, {"mean", kMean}, {"std", kStd}};
   }
@@ -118,16 +125,8 @@ BOOST_AUTO_TEST_CASE(every_format_gives_the_same_history) {
   write_idx_files();
   write_png_folder(dir("png/train"), train_images);
   write_png_folder(dir("png/test"), test_images);
-  // .npy written here; the tensors files by Python from those arrays.
-  test::write_text(dir("train_x.npy"), skein::npy_bytes(normalized(train_images)));
-  test::write_text(dir("train_y.npy"), skein::npy_bytes(labels_of(train_images)));
-  test::write_text(dir("test_x.npy"), skein::npy_bytes(normalized(test_images)));
-  test::write_text(dir("test_y.npy"), skein::npy_bytes(labels_of(test_images)));
-  for (const char* split : {"train", "test"}) {
-    auto r = py(std::string("tensors_file ") + dir(std::string(split) + "_x.npy") + " " +
-                dir(std::string(split) + "_y.npy") + " " + dir(std::string(split) + ".pt"));
-    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-  }
+  write_arrays("train", train_images);
+  write_arrays("test", test_images);
   const std::map<std::string, nlohmann::json> formats = {
       {"idx", idx_data()},
       {"npy", {{"plugin", "npy"}, {"train_inputs", dir("train_x.npy")}, {"train_targets", dir("train_y.npy")},
@@ -151,6 +150,82 @@ BOOST_AUTO_TEST_CASE(every_format_gives_the_same_history) {
     BOOST_TEST(h == histories["idx"], name << " differs from idx");
     BOOST_TEST(results[name]["test_accuracy"] == results["idx"]["test_accuracy"], name);
   }
+}
+
+// Validation files of one's own (npy valid_inputs/valid_targets, tensors
+// valid, image_folder valid_root, csv valid) replace valid_split: every
+// training sample trains, the named samples validate, and every format gives
+// the same history. valid_stratified splits per class.
+BOOST_AUTO_TEST_CASE(validation_files_replace_valid_split) {
+  write_png_folder(dir("png/train"), train_images);
+  write_png_folder(dir("png/valid"), test_images);
+  write_arrays("train", train_images);
+  write_arrays("valid", test_images);
+  // CSV: the 64 normalized pixels and the class, written with every digit a float needs.
+  auto write_csv = [&](const std::string& path, const Images& d) {
+    const auto x = normalized(d).reshape({static_cast<std::int64_t>(d.labels.size()), -1}).contiguous();
+    std::string text;
+    char buf[32];
+    for (std::int64_t i = 0; i < x.size(0); ++i) {
+      for (std::int64_t j = 0; j < x.size(1); ++j) {
+        std::snprintf(buf, sizeof buf, "%.9g,", x[i][j].item<float>());
+        text += buf;
+      }
+      text += "c" + std::to_string(d.labels[static_cast<std::size_t>(i)]) + "\n";
+    }
+    test::write_text(path, text);
+  };
+  write_csv(dir("train.csv"), train_images);
+  write_csv(dir("valid.csv"), test_images);
+  const std::map<std::string, nlohmann::json> formats = {
+      {"npy", {{"plugin", "npy"}, {"train_inputs", dir("train_x.npy")}, {"train_targets", dir("train_y.npy")},
+               {"valid_inputs", dir("valid_x.npy")}, {"valid_targets", dir("valid_y.npy")}}},
+      {"tensors", {{"plugin", "tensors"}, {"train", dir("train.pt")}, {"valid", dir("valid.pt")}}},
+      {"csv", {{"plugin", "csv"}, {"train", dir("train.csv")}, {"valid", dir("valid.csv")}, {"header", "no"}}},
+      {"image_folder", {{"plugin", "image_folder"}, {"root", dir("png/train")}, {"valid_root", dir("png/valid")},
+                        {"mean", {kMean}}, {"std", {kStd}}}}};
+  std::map<std::string, nlohmann::json> histories;
+  for (const auto& [name, data] : formats) {
+    auto r = train(config(data), "own_" + name);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, name << ": " << r.err);
+    histories[name] = without_durations(load_json(dir("own_" + name + "/history.json")));
+    double trained = 0, validated = 0;
+    for (const auto& row : histories[name][0]["batches"]) {
+      trained += row.value("train_batch_size", 0.0);
+      validated += row.value("valid_batch_size", 0.0);
+    }
+    BOOST_TEST(trained == 240.0, name);
+    BOOST_TEST(validated == 60.0, name);
+  }
+  for (const auto& [name, h] : histories) {
+    const auto& npy = histories["npy"];
+    BOOST_TEST_REQUIRE(h.size() == npy.size(), name);
+    for (std::size_t e = 0; e < h.size(); ++e)
+      for (const char* key : {"train_loss", "valid_loss", "valid_acc"})
+        BOOST_TEST(h[e][key].get<double>() == npy[e][key].get<double>(), boost::test_tools::tolerance(1e-5)
+                   << name << " " << key << " epoch " << e + 1);
+  }
+  // A validation file unlike the training samples is refused.
+  auto odd = formats.at("npy");
+  odd["valid_inputs"] = dir("odd_x.npy");
+  test::write_text(dir("odd_x.npy"), skein::npy_bytes(torch::zeros({60, 3})));
+  test::expect_one_error(train(config(odd), "odd"), 1,
+                         {"odd_x.npy", "validation samples have shape [3], training samples [1, 8, 8]"});
+
+  // valid_stratified in a run (the split itself: test_training); a streaming
+  // dataset's targets are not in memory.
+  write_png_folder(dir("png/test"), test_images);
+  auto cfg = config({{"plugin", "npy"}, {"train_inputs", dir("train_x.npy")}, {"train_targets", dir("train_y.npy")}});
+  cfg["data"] = {{"plugin", "tensors"}, {"train", dir("train.pt")}};
+  cfg["valid_stratified"] = true;
+  auto r = train(cfg, "stratified");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  const auto stratified = load_json(dir("stratified/history.json"));
+  double validated = 0;
+  for (const auto& row : stratified[0]["batches"]) validated += row.value("valid_batch_size", 0.0);
+  BOOST_TEST(validated == 60.0);  // valid_split 0.25: 20 of each class
+  cfg["data"] = folder_data();
+  test::expect_one_error(train(cfg, "stratified_stream"), 2, {"valid_stratified", "streams its samples"});
 }
 
 BOOST_AUTO_TEST_CASE(streaming_is_deterministic_resumes_and_runs_under_ddp) {

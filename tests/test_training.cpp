@@ -1,8 +1,12 @@
 #define BOOST_TEST_MODULE training
 #include <boost/test/unit_test.hpp>
 
+#include <numeric>
+
 #include "plugins/probe_model.hpp"
+#include "skein/core/data_split.hpp"
 #include "skein/core/log_stream.hpp"
+#include "skein/core/mixed_precision.hpp"
 #include "skein/core/option_schema.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/loss.hpp"
@@ -141,6 +145,60 @@ BOOST_AUTO_TEST_CASE(epoch_scores_are_recorded_before_on_epoch_end) {
     const double f1 = t->history().get(e, "valid_f1").get<double>();
     BOOST_TEST((f1 > 0.3 && f1 <= 1.0), f1);
     BOOST_TEST(t->history().get(e, "train_recall").is_number());
+  }
+}
+
+// precision bf16-mixed: matrix products in bfloat16 inside the scope only;
+// a run trains as well as in float32, with float32 parameters, and a
+// different (rounded) loss, which shows autocast was on.
+BOOST_AUTO_TEST_CASE(bf16_mixed_precision) {
+  const auto a = torch::randn({4, 4});
+  {
+    const skein::core::MixedPrecisionScope on(true);
+    BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kBFloat16));
+    {
+      const skein::core::MixedPrecisionScope nested(true);
+    }
+    BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kBFloat16));
+  }
+  BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kFloat32));
+
+  auto cfg = test::synthetic_config();
+  auto fp32 = trainer(cfg);
+  fp32->fit();
+  cfg["precision"] = "bf16-mixed";
+  auto bf16 = trainer(cfg);
+  BOOST_TEST(bf16->fit() == 3);
+  for (const auto& p : parameters(*bf16)) BOOST_TEST((p.scalar_type() == torch::kFloat32));
+  const double loss32 = fp32->history().get(-1, "train_loss").get<double>();
+  const double loss16 = bf16->history().get(-1, "train_loss").get<double>();
+  BOOST_TEST(loss16 != loss32);
+  BOOST_TEST(std::abs(loss16 - loss32) < 0.05 * loss32, loss16 << " vs " << loss32);
+  BOOST_TEST(bf16->history().get(-1, "valid_acc").get<double>() > 0.6);
+  BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kFloat32));  // off again after training
+
+  cfg["precision"] = "16";
+  const auto err = test::message_of<skein::ConfigError>([&] { trainer(cfg); });
+  BOOST_TEST(err.find("precision: must be \"32\" or \"bf16-mixed\", got '16'") != std::string::npos, err);
+}
+
+// valid_stratified: each class gives floor(fraction * its count) rows to
+// validation, whatever the seed; the two parts cover every row once.
+BOOST_AUTO_TEST_CASE(stratified_split_keeps_each_class_share) {
+  const auto labels = torch::cat({torch::zeros({90}, torch::kLong), torch::ones({10}, torch::kLong)});
+  const skein::core::DataSplit all(skein::core::memory_source({torch::arange(100).unsqueeze(1), labels}));
+  for (const std::uint64_t seed : {0u, 1u, 2u}) {
+    const auto [train, valid] = all.split_off_stratified(0.1, seed, labels);
+    BOOST_TEST_REQUIRE(valid.size() == 10);
+    BOOST_TEST(train.size() == 90);
+    std::vector<std::int64_t> every(10);
+    std::iota(every.begin(), every.end(), 0);
+    const auto v = valid.fetch(every, {});
+    BOOST_TEST(v.targets.sum().item<std::int64_t>() == 1);  // 9 of class 0, 1 of class 1
+    std::vector<std::int64_t> rest(90);
+    std::iota(rest.begin(), rest.end(), 0);
+    const auto ids = torch::cat({v.inputs.reshape({-1}), train.fetch(rest, {}).inputs.reshape({-1})});
+    BOOST_TEST(std::get<0>(torch::_unique(ids)).numel() == 100);
   }
 }
 

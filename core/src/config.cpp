@@ -422,12 +422,17 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     rc.batch_size = positive(cfg, "batch_size");
     rc.max_epochs = positive(cfg, "max_epochs");
     rc.accumulate_steps = positive(cfg, "accumulate_steps");
+    const auto precision = cfg["precision"].get<std::string>();
+    if (precision != "32" && precision != "bf16-mixed")
+      throw ConfigError("precision: must be \"32\" or \"bf16-mixed\", got '" + precision + "'");
+    rc.bf16_mixed = precision == "bf16-mixed";
     auto seed = cfg["seed"].get<std::int64_t>();
     if (seed < 0) throw ConfigError("seed: must be >= 0, got " + std::to_string(seed));
     rc.seed = static_cast<std::uint64_t>(seed);
     rc.valid_split = cfg["valid_split"].get<double>();
     if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
+    rc.valid_stratified = cfg["valid_stratified"].get<bool>();
 
     rc.init_from = cfg["init_from"].get<std::string>();
     rc.init_strict = cfg["init_strict"].get<bool>();

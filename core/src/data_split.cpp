@@ -1,6 +1,7 @@
 #include "skein/core/data_split.hpp"
 
 #include <cmath>
+#include <map>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <boost/asio/post.hpp>
@@ -57,6 +58,28 @@ std::pair<DataSplit, DataSplit> DataSplit::split_off(double fraction, std::uint6
   if (rows_.defined()) perm = rows_.index_select(0, perm);
   return {DataSplit(source_, perm.slice(0, n_valid).contiguous()),
           DataSplit(source_, perm.slice(0, 0, n_valid).contiguous())};
+}
+
+std::pair<DataSplit, DataSplit> DataSplit::split_off_stratified(double fraction, std::uint64_t seed,
+                                                                 const torch::Tensor& targets) const {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const torch::Tensor perm = torch::randperm(size(), gen, torch::kLong);
+  const torch::Tensor labels = targets.index_select(0, perm).contiguous();
+  const auto* label = labels.data_ptr<std::int64_t>();
+  const auto* row = perm.data_ptr<std::int64_t>();
+  std::map<std::int64_t, std::int64_t> total, taken;
+  for (std::int64_t i = 0; i < labels.size(0); ++i) ++total[label[i]];
+  std::vector<std::int64_t> train_rows, valid_rows;
+  for (std::int64_t i = 0; i < labels.size(0); ++i) {
+    const auto quota = static_cast<std::int64_t>(std::floor(static_cast<double>(total[label[i]]) * fraction));
+    (taken[label[i]]++ < quota ? valid_rows : train_rows).push_back(row[i]);
+  }
+  if (valid_rows.empty()) return {*this, DataSplit{}};
+  auto rows_of = [&](const std::vector<std::int64_t>& positions) {
+    torch::Tensor t = torch::tensor(positions, torch::kLong);
+    return rows_.defined() ? rows_.index_select(0, t) : t;
+  };
+  return {DataSplit(source_, rows_of(train_rows)), DataSplit(source_, rows_of(valid_rows))};
 }
 
 Prefetcher::Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options)

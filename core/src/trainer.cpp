@@ -18,6 +18,7 @@
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/crash_report.hpp"
 #include "skein/core/interrupt.hpp"
+#include "skein/core/mixed_precision.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/core/warm_start.hpp"
 #include "skein/warning.hpp"
@@ -73,14 +74,17 @@ void check_class_scores(const torch::Tensor& outputs, const torch::Tensor& targe
 
 }  // namespace
 
-// The dataset's splits: train (less the validation rows) and test, their
-// targets checked when held in memory; the fetch pool when a split is not.
+// The dataset's splits: train (less the validation rows, unless the dataset
+// has validation data of its own), valid and test, their targets checked when
+// held in memory; the fetch pool when a split is not.
 void Trainer::open_splits() {
   const std::string data_where = "data (plugin '" + config_.data.record->name + "')";  // in errors
-  std::shared_ptr<const SampleSource> train_source, test_source;
+  std::shared_ptr<const SampleSource> train_source, valid_source, test_source;
+  auto* own_valid = dynamic_cast<OwnValidation*>(data_.get());
   if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
     train_source = streaming->train_source();
     test_source = streaming->test_source();
+    if (own_valid) valid_source = own_valid->valid_source();
   } else {
     TensorSplit whole = data_->train();
     check_split(whole, "train");
@@ -89,6 +93,10 @@ void Trainer::open_splits() {
       check_split(*t, "test");
       test_source = memory_source(std::move(*t));
     }
+    if (auto v = own_valid ? own_valid->valid() : std::nullopt) {
+      check_split(*v, "valid");
+      valid_source = memory_source(std::move(*v));
+    }
   }
   // Targets held in memory are checked now; the others as their batches arrive.
   const DataSplit all(train_source);
@@ -96,19 +104,36 @@ void Trainer::open_splits() {
     loss_->check_targets(targets, data_info_, "train");
     if (loss_->classification()) check_classes_present(targets, data_info_, data_where);
   }
+  // Samples shaped unlike training ones would be scored wrongly: one sample tells.
+  auto check_held_out = [&](const SampleSource& source, const char* split) {
+    if (const torch::Tensor targets = source.targets_in_memory(); targets.defined())
+      loss_->check_targets(targets, data_info_, split);
+    if (source.size() > 0)
+      check_held_out_shape(data_info_, source.fetch({0}, FetchOptions{}).inputs, data_where,
+                           split == std::string("test") ? "test" : "validation");
+  };
   if (test_source) {
-    if (const torch::Tensor targets = test_source->targets_in_memory(); targets.defined())
-      loss_->check_targets(targets, data_info_, "test");
-    // Test samples shaped unlike training ones would be scored wrongly: one sample tells.
-    if (test_source->size() > 0)
-      check_test_shape(data_info_, test_source->fetch({0}, FetchOptions{}).inputs, data_where);
+    check_held_out(*test_source, "test");
     test_ = DataSplit(test_source);
   }
+  if (valid_source) {
+    check_held_out(*valid_source, "valid");
+    train_ = all;
+    valid_ = DataSplit(valid_source);
+  } else if (config_.valid_stratified) {
+    const torch::Tensor targets = train_source->targets_in_memory();
+    if (!targets.defined() || targets.scalar_type() != torch::kLong || targets.dim() != 1)
+      throw ConfigError("valid_stratified: needs class ids [N] held in memory; " + data_where +
+                        (targets.defined() ? " has targets of another kind" : " streams its samples"));
+    std::tie(train_, valid_) = all.split_off_stratified(config_.valid_split, config_.seed, targets);
+  } else {
+    std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
+  }
   // Batches of a split not in memory are fetched ahead, on worker threads.
-  const bool all_in_memory = all.in_memory() && (!test_ || test_->in_memory());
+  const bool all_in_memory = all.in_memory() && (!test_ || test_->in_memory()) &&
+                             (valid_.size() == 0 || valid_.in_memory());
   if (config_.data_workers > 0 && !all_in_memory)
     pool_ = std::make_unique<boost::asio::thread_pool>(config_.data_workers);
-  std::tie(train_, valid_) = all.split_off(config_.valid_split, config_.seed);
   if (train_.size() < run_.world_size)
     throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
                       std::to_string(run_.world_size) + " ranks");
@@ -202,10 +227,14 @@ void Trainer::each_callback(const char* hook, const std::function<void(Callback&
 }
 
 torch::Tensor Trainer::compute_loss(Batch& batch) {
+  const MixedPrecisionScope autocast(config_.bf16_mixed);
   {
     PluginScope scope(config_.model.record->name.c_str(), "model forward");
     try {
       batch.outputs = model_->forward(batch.inputs);
+      // Autocast's bfloat16 outputs: the loss, metrics and callbacks get
+      // float32, as the loss would compute in float32 anyway.
+      if (batch.outputs.scalar_type() == torch::kBFloat16) batch.outputs = batch.outputs.to(torch::kFloat32);
     } catch (const ConfigError&) {
       throw;
     } catch (const std::exception& e) {

@@ -54,14 +54,19 @@ torch::Tensor as_loss_targets(const torch::Tensor& targets) {
   return targets.scalar_type() == torch::kLong ? targets : targets.to(torch::kLong);
 }
 
-void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what) {
-  const auto shape = test_inputs.sizes().slice(1).vec();
+void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
+                          const std::string& split) {
+  const auto shape = inputs.sizes().slice(1).vec();
   if (shape != info.input_shape) {
     std::ostringstream s;
-    s << what << ": test samples have shape " << c10::IntArrayRef(shape) << ", training samples "
+    s << what << ": " << split << " samples have shape " << c10::IntArrayRef(shape) << ", training samples "
       << c10::IntArrayRef(info.input_shape);
     throw std::runtime_error(s.str());
   }
+}
+
+void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what) {
+  check_held_out_shape(info, test_inputs, what, "test");
 }
 
 }  // namespace skein

@@ -20,6 +20,7 @@ TestReporter::~TestReporter() = default;
 TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
 InMemoryDataset::~InMemoryDataset() = default;
+OwnValidation::~OwnValidation() = default;
 SampleSource::~SampleSource() = default;
 HistoryBackend::~HistoryBackend() = default;
 Model::~Model() = default;

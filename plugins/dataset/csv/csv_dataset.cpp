@@ -34,7 +34,7 @@ enum class HeaderMode { automatic, yes, no };
 
 // The options, checked.
 struct Settings {
-  std::string train, test, target;
+  std::string train, test, valid, target;
   HeaderMode header = HeaderMode::automatic;
   Task task = Task::classification;
   char delimiter = ',';
@@ -70,6 +70,7 @@ Settings read_settings(const skein::Options& opt) {
   s.train = opt.get_string("train");
   if (s.train.empty()) opt.fail("train", "must name a CSV file");
   s.test = opt.get_string("test");
+  s.valid = opt.get_string("valid");
   s.target = opt.get_string("target");
   s.header = header_mode(opt);
   s.task = task_of(opt);
@@ -222,17 +223,17 @@ Layout train_layout(const Settings& s, const skein::Options& opt, const Row& fir
   return layout;
 }
 
-// The test file's first row is a header as configured; with "auto" when it
-// repeats the train header, else as guess_header says.
+// A test or validation file's first row is a header as configured; with
+// "auto" when it repeats the train header, else as guess_header says.
 HeaderChoice test_header(const Settings& s, const Layout& layout, const Row& first) {
   if (s.header != HeaderMode::automatic) return {s.header == HeaderMode::yes, false};
   if (!layout.names.empty() && first.fields == layout.names) return {true, false};
   return guess_header(first, layout.target);
 }
 
-// A test header must name the train file's columns, in the same order.
-void check_test_header(const Settings& s, const Layout& layout, const Row& header) {
-  const std::string where = at_line(s.test, header.line);
+// A test or validation header must name the train file's columns, in the same order.
+void check_test_header(const Settings& s, const std::string& file, const Layout& layout, const Row& header) {
+  const std::string where = at_line(file, header.line);
   if (header.fields.size() != layout.columns)
     throw std::runtime_error(where + fields_text(header.fields.size()) + ", expected " +
                              std::to_string(layout.columns) + " as in " + s.train);
@@ -240,7 +241,7 @@ void check_test_header(const Settings& s, const Layout& layout, const Row& heade
     if (header.fields[i] != layout.names[i])
       throw std::runtime_error(where + "column " + std::to_string(i + 1) + " is " + skein::quoted(header.fields[i]) +
                                ", but " + skein::quoted(layout.names[i]) + " in " + s.train +
-                               " (the test file must have the train file's columns)");
+                               " (a test or validation file must have the train file's columns)");
 }
 
 // The data rows of one file: inputs row-major [rows, features], and the
@@ -385,9 +386,9 @@ torch::Tensor regression_targets(const Table& t, const Layout& layout) {
   return torch::tensor(values, torch::kFloat32);
 }
 
-torch::Tensor inputs_of(Table& t, const Layout& layout) {
+torch::Tensor inputs_of(const Table& t, const Layout& layout) {
   const auto features = static_cast<std::int64_t>(layout.features());
-  return torch::from_blob(t.inputs.data(), {t.rows(), features}, torch::kFloat32).clone();
+  return torch::from_blob(const_cast<float*>(t.inputs.data()), {t.rows(), features}, torch::kFloat32).clone();
 }
 
 // The label of each class id, for mapping predictions back (rank 0 only).
@@ -399,36 +400,32 @@ void save_classes(const skein::RunInfo& run, const std::vector<std::string>& cla
                            doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-class CsvDataset final : public skein::InMemoryDataset {
+class CsvDataset final : public skein::InMemoryDataset, public skein::OwnValidation {
  public:
   explicit CsvDataset(const skein::PluginArgs& args)
       : opt_(args.options), s_(read_settings(opt_)), main_(args.run.is_main()) {
     Table train = read_train();
-    std::optional<Table> test;
-    if (!s_.test.empty()) test = read_test();
+    std::optional<Table> test, valid;
+    if (!s_.test.empty()) test = read_held_out("test", s_.test);
+    if (!s_.valid.empty()) valid = read_held_out("valid", s_.valid);
     info_.input_shape = {static_cast<std::int64_t>(layout_.features())};
-    if (s_.task == Task::regression) {
-      info_.num_classes = 1;  // one output per sample
-      train_ = {inputs_of(train, layout_), regression_targets(train, layout_)};
-      if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), regression_targets(*test, layout_)};
-      return;
-    }
-    const auto classes = checked_classes(train, layout_, s_, opt_);
-    if (s_.task == Task::binary) {
-      // One logit per sample (bce_with_logits): the second label is 1.
-      info_.num_classes = 1;
-      train_ = {inputs_of(train, layout_), class_ids(train, layout_, classes, s_.train).to(torch::kFloat32)};
-      if (test)
-        test_ = skein::TensorSplit{inputs_of(*test, layout_),
-                                   class_ids(*test, layout_, classes, s_.train).to(torch::kFloat32)};
-      save_classes(args.run, classes);
-      return;
-    }
-    info_.num_classes = static_cast<std::int64_t>(classes.size());
-    train_ = {inputs_of(train, layout_), class_ids(train, layout_, classes, s_.train)};
-    if (test) test_ = skein::TensorSplit{inputs_of(*test, layout_), class_ids(*test, layout_, classes, s_.train)};
-    save_classes(args.run, classes);
+    std::vector<std::string> classes;
+    if (s_.task != Task::regression) classes = checked_classes(train, layout_, s_, opt_);
+    // A regression or binary task has one output per sample (binary: one
+    // logit for bce_with_logits, the second label being 1).
+    info_.num_classes = s_.task == Task::classification ? static_cast<std::int64_t>(classes.size()) : 1;
+    auto split_of = [&](const Table& t) {
+      if (s_.task == Task::regression) return skein::TensorSplit{inputs_of(t, layout_), regression_targets(t, layout_)};
+      const torch::Tensor ids = class_ids(t, layout_, classes, s_.train);
+      return skein::TensorSplit{inputs_of(t, layout_), s_.task == Task::binary ? ids.to(torch::kFloat32) : ids};
+    };
+    train_ = split_of(train);
+    if (test) test_ = split_of(*test);
+    if (valid) valid_ = split_of(*valid);
+    if (s_.task != Task::regression) save_classes(args.run, classes);
   }
+
+  std::optional<skein::TensorSplit> valid() override { return valid_; }
 
  private:
   Table read_train() {
@@ -441,15 +438,16 @@ class CsvDataset final : public skein::InMemoryDataset {
     return read_rows(reader, layout_, header.header ? std::nullopt : std::optional<Row>(first), "");
   }
 
-  Table read_test() {
-    std::ifstream in = open_file(opt_, "test", s_.test);
-    CsvReader reader(in, s_.test, s_.delimiter);
+  // The test or validation file (option `key`), read with the train file's layout.
+  Table read_held_out(const char* key, const std::string& file) {
+    std::ifstream in = open_file(opt_, key, file);
+    CsvReader reader(in, file, s_.delimiter);
     const Row first = first_row(reader);
     const std::string expected = " as in " + s_.train;
     const HeaderChoice header = test_header(s_, layout_, first);
-    if (header.guessed) tell_guess(s_.test, first, header.header);
+    if (header.guessed) tell_guess(file, first, header.header);
     if (!header.header) return read_rows(reader, layout_, first, expected);
-    check_test_header(s_, layout_, first);
+    check_test_header(s_, file, layout_, first);
     return read_rows(reader, layout_, std::nullopt, expected);
   }
 
@@ -462,6 +460,7 @@ class CsvDataset final : public skein::InMemoryDataset {
   Settings s_;
   bool main_;
   Layout layout_;
+  std::optional<skein::TensorSplit> valid_;
 };
 
 }  // namespace
@@ -470,6 +469,8 @@ SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.1.0",
              "Rows of a CSV file: numeric input columns and a class label or regression target",
              SKEIN_REQUIRED_OPTION("train", string, "Training CSV file"),
              SKEIN_OPTION("test", string, "\"\"", "Test CSV file with the same columns (empty: no test split)"),
+             SKEIN_OPTION("valid", string, "\"\"",
+                          "Validation CSV file with the same columns, used instead of valid_split (empty: valid_split)"),
              SKEIN_OPTION("target", string, "\"\"",
                           "Target column: a header name or a 0-based index (empty: the last column)"),
              SKEIN_OPTION("header", string, "\"auto\"",

@@ -134,7 +134,7 @@ class FolderSource final : public skein::SampleSource {
   mutable DecodedCache cache_;
 };
 
-class ImageFolder final : public skein::StreamingDataset {
+class ImageFolder final : public skein::StreamingDataset, public skein::OwnValidation {
  public:
   explicit ImageFolder(const skein::PluginArgs& args) : opt_(args.options) {
     const fs::path root = directory("root");
@@ -148,16 +148,22 @@ class ImageFolder final : public skein::StreamingDataset {
     if (cache_mb < 0 || cache_mb > (1 << 24)) opt_.fail("cache_mb", "must be in [0, 16777216]");
     train_ = std::make_shared<FolderSource>(class_dirs(root), std::move(train), transform_,
                                             static_cast<std::size_t>(cache_mb) << 20);
-    if (!opt_.get_string("test_root").empty()) {
-      const fs::path test_root = directory("test_root");
-      test_ = std::make_shared<FolderSource>(class_dirs(test_root), list(test_root, "test_root"), transform_, 0);
-    }
+    test_ = held_out("test_root");
+    valid_ = held_out("valid_root");
   }
   skein::DataInfo info() const override { return info_; }
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
   std::shared_ptr<const skein::SampleSource> test_source() override { return test_; }
+  std::shared_ptr<const skein::SampleSource> valid_source() override { return valid_; }
 
  private:
+  // Test or validation images in the training root's class folders; none when not named.
+  std::shared_ptr<FolderSource> held_out(const char* key) const {
+    if (opt_.get_string(key).empty()) return nullptr;
+    const fs::path dir = directory(key);
+    return std::make_shared<FolderSource>(class_dirs(dir), list(dir, key), transform_, 0);
+  }
+
   fs::path directory(const char* key) const {
     const fs::path dir = opt_.get_string(key);
     if (!fs::is_directory(dir)) opt_.fail(key, "names '" + dir.string() + "', which is not a directory");
@@ -212,15 +218,17 @@ class ImageFolder final : public skein::StreamingDataset {
   std::vector<std::string> classes_;
   Transform transform_;
   skein::DataInfo info_;
-  std::shared_ptr<FolderSource> train_, test_;
+  std::shared_ptr<FolderSource> train_, test_, valid_;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(ImageFolder, dataset, "image_folder", "1.0.0",
+SKEIN_PLUGIN(ImageFolder, dataset, "image_folder", "1.1.0",
              "Images in root/<class>/ folders (PNG, JPEG, BMP), decoded batch by batch while training runs",
              SKEIN_REQUIRED_OPTION("root", string, "Training images: one folder per class"),
              SKEIN_OPTION("test_root", string, "\"\"", "Test images, the same class folders (empty: none)"),
+             SKEIN_OPTION("valid_root", string, "\"\"",
+                          "Validation images, the same class folders, used instead of valid_split (empty: valid_split)"),
              SKEIN_OPTION("size", int_list, "[]", "[height, width] to resize to ([]: keep; all images alike)"),
              SKEIN_OPTION("channels", integer, "0", "1 (gray) or 3 (RGB); 0: as the first image"),
              SKEIN_OPTION("mean", number_list, "[]", "Subtracted after scaling to [0, 1] (one value or per channel)"),

@@ -80,6 +80,18 @@ class SKEIN_EXPORT StreamingDataset : public Dataset {
   std::optional<TensorSplit> test() override;
 };
 
+// API 2.4: an optional second base of a dataset with validation data of its
+// own (files the user named): the trainer validates on it instead of holding
+// out `valid_split` of the training set. Found with dynamic_cast; an
+// in-memory dataset overrides valid(), a streaming one valid_source().
+// Neither given (nullopt / nullptr): valid_split applies.
+class SKEIN_EXPORT OwnValidation {
+ public:
+  virtual ~OwnValidation();
+  virtual std::optional<TensorSplit> valid() { return std::nullopt; }
+  virtual std::shared_ptr<const SampleSource> valid_source() { return nullptr; }
+};
+
 // DataInfo of a split whose inputs and targets are known: input shape from
 // the inputs; integer targets [N] are class ids (`classes`, or the largest
 // id + 1 when `classes` is 0), other targets are regression values (one
@@ -97,5 +109,8 @@ SKEIN_EXPORT torch::Tensor as_loss_targets(const torch::Tensor& targets);
 // Throws std::runtime_error naming `what` when a test split's samples have
 // another shape than the training samples (`info.input_shape`).
 SKEIN_EXPORT void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what);
+// The same for any held-out split, named in the message (API 2.4): "test", "validation".
+SKEIN_EXPORT void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
+                                       const std::string& split);
 
 }  // namespace skein

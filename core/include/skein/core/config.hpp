@@ -37,8 +37,10 @@ struct RunConfig {
   std::int64_t batch_size = 64;
   std::int64_t max_epochs = 10;
   std::int64_t accumulate_steps = 1;
+  bool bf16_mixed = false;  // precision "bf16-mixed": forward and loss under CPU autocast
   std::uint64_t seed = 0;
   double valid_split = 0.1;
+  bool valid_stratified = false;  // valid_split per class
   std::int64_t data_workers = 1;  // prefetch threads for streaming datasets
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
   bool init_strict = true;  // warm start: every entry must match

@@ -38,6 +38,11 @@ class SKEIN_EXPORT DataSplit {
   // (train, valid): a `fraction` of the rows, drawn by a permutation of `seed`
   // alone (so the split depends on neither the world size nor other draws).
   std::pair<DataSplit, DataSplit> split_off(double fraction, std::uint64_t seed) const;
+  // The same per class: of each class's rows (class ids `targets` [N], one
+  // per row of this split), floor(fraction * count) go to valid, drawn by a
+  // permutation of `seed`; both parts keep the order of that permutation.
+  std::pair<DataSplit, DataSplit> split_off_stratified(double fraction, std::uint64_t seed,
+                                                       const torch::Tensor& targets) const;
 
  private:
   std::shared_ptr<const SampleSource> source_;
