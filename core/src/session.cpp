@@ -2,7 +2,7 @@
 // (run_setup.hpp), driven batch by batch through the Trainer's steps.
 #include "skein/session.hpp"
 
-#include <sstream>
+#include <c10/util/StringUtil.h>
 
 #include "skein/core/checkpoint_dir.hpp"
 #include "skein/core/config.hpp"
@@ -43,13 +43,6 @@ core::TrainRequest request_of(const nlohmann::json& config, const SessionOptions
                       std::string(config.type_name()));
   }
   return request;
-}
-
-// "[64, 3]"
-std::string shape_text(c10::IntArrayRef sizes) {
-  std::ostringstream s;
-  s << sizes;
-  return s.str();
 }
 
 }  // namespace
@@ -145,9 +138,9 @@ struct Session::Impl {
     if (inputs.dim() < 1) throw std::invalid_argument(std::string(call) + ": inputs: a scalar; expected [batch, ...]");
     const auto& expected = trainer->data_info().input_shape;
     if (!expected.empty() && inputs.sizes().slice(1).vec() != expected)
-      throw std::invalid_argument(std::string(call) + ": inputs have shape " + shape_text(inputs.sizes()) +
+      throw std::invalid_argument(std::string(call) + ": inputs have shape " + c10::str(inputs.sizes()) +
                                   "; the model takes [batch, " +
-                                  shape_text(expected).substr(1));
+                                  c10::str(c10::IntArrayRef(expected)).substr(1));
     if (inputs.scalar_type() == torch::kFloat) return inputs;
     if (inputs.scalar_type() == torch::kBool || inputs.is_complex())
       throw std::invalid_argument(std::string(call) + ": inputs: dtype " + std::string(c10::toString(inputs.scalar_type())) +
@@ -159,7 +152,7 @@ struct Session::Impl {
   torch::Tensor loss_targets(const torch::Tensor& targets, std::int64_t batch, const char* call) const {
     if (!targets.defined()) throw std::invalid_argument(std::string(call) + ": targets: an undefined tensor");
     if (targets.dim() < 1 || targets.size(0) != batch)
-      throw std::invalid_argument(std::string(call) + ": targets have shape " + shape_text(targets.sizes()) +
+      throw std::invalid_argument(std::string(call) + ": targets have shape " + c10::str(targets.sizes()) +
                                   " for a batch of " + std::to_string(batch) + " inputs");
     torch::Tensor t = targets;
     const bool classify = trainer->loss().classification();

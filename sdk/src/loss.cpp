@@ -1,8 +1,7 @@
 #include "skein/loss.hpp"
 
-#include <sstream>
-
 #include <c10/util/Exception.h>
+#include <c10/util/StringUtil.h>
 
 #include "skein/errors.hpp"
 
@@ -10,16 +9,10 @@ namespace skein {
 
 namespace {
 
-std::string shape_of(const torch::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
-
 [[noreturn]] void shape_mismatch(const std::string& owner, const torch::Tensor& outputs,
                                  const torch::Tensor& targets, const std::string& expected) {
-  throw ConfigError(owner + ": model outputs of shape " + shape_of(outputs) + " do not fit targets of shape " +
-                    shape_of(targets) + " (" + expected + ")");
+  throw ConfigError(owner + ": model outputs of shape " + c10::str(outputs.sizes()) + " do not fit targets of shape " +
+                    c10::str(targets.sizes()) + " (" + expected + ")");
 }
 
 }  // namespace
@@ -44,12 +37,12 @@ void ClassificationLoss::check_targets(const torch::Tensor& targets, const DataI
   }
   if (targets.scalar_type() != torch::kLong)
     throw ConfigError(owner_ + ": the " + split + " targets are " + std::string(c10::toString(targets.scalar_type())) +
-                      " of shape " + shape_of(targets) +
+                      " of shape " + c10::str(targets.sizes()) +
                       ", but a classification loss takes int64 class ids [N] or class probabilities [N, C] "
                       "(one-hot or soft labels); for 0/1 targets use the loss bce_with_logits, for real-valued "
                       "targets a regression loss such as mse");
   if (targets.dim() != 1)
-    throw ConfigError(owner_ + ": the " + split + " targets have shape " + shape_of(targets) +
+    throw ConfigError(owner_ + ": the " + split + " targets have shape " + c10::str(targets.sizes()) +
                       "; a classification loss takes one class id per sample, shape [N]");
   if (targets.numel() > 0 && (targets.min().item<std::int64_t>() < 0 ||
                               targets.max().item<std::int64_t>() >= info.num_classes))
@@ -61,7 +54,7 @@ void ClassificationLoss::check_targets(const torch::Tensor& targets, const DataI
 // libtorch's cross_entropy takes as targets of the outputs' shape).
 void ClassificationLoss::check_probabilities(const torch::Tensor& targets, const DataInfo& info,
                                              const std::string& split) const {
-  const std::string what = owner_ + ": the " + split + " targets are class probabilities of shape " + shape_of(targets);
+  const std::string what = owner_ + ": the " + split + " targets are class probabilities of shape " + c10::str(targets.sizes());
   if (info.num_classes > 0 && targets.size(1) != info.num_classes)
     throw ConfigError(what + ", but the dataset has " + std::to_string(info.num_classes) + " classes");
   if (targets.numel() == 0) return;

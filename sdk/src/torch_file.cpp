@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <c10/util/StringUtil.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
@@ -510,12 +511,6 @@ at::DataPtr share(const std::shared_ptr<Record>& record) {
                      c10::Device(c10::kCPU));
 }
 
-std::string shape_text(c10::IntArrayRef values) {
-  std::string s;
-  for (const auto v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  return "[" + s + "]";
-}
-
 // Throws FileProblem unless every element of `t` lies in its storage, and its
 // storage in the record read for it: libtorch's unpickler sets a tensor's
 // sizes, strides and offset, and a storage's size, as the pickle says.
@@ -541,12 +536,12 @@ void check_tensor(const at::Tensor& t, const std::string& name,
   for (std::int64_t d = 0; d < t.dim(); ++d) {
     const std::int64_t size = t.size(d), stride = t.stride(d);
     if (size < 0 || stride < 0)
-      problem("has shape " + shape_text(t.sizes()) + " and strides " + shape_text(t.strides()) + ", not >= 0");
+      problem("has shape " + c10::str(t.sizes()) + " and strides " + c10::str(t.strides()) + ", not >= 0");
     if (size == 0) empty = true;
     std::uint64_t step = 0;
     if (size > 0 && (__builtin_mul_overflow(static_cast<std::uint64_t>(size - 1), static_cast<std::uint64_t>(stride), &step) ||
                      __builtin_add_overflow(reach, step, &reach)))
-      problem("of shape " + shape_text(t.sizes()) + " and strides " + shape_text(t.strides()) + " reaches past 2^64 elements");
+      problem("of shape " + c10::str(t.sizes()) + " and strides " + c10::str(t.strides()) + " reaches past 2^64 elements");
   }
   const std::uint64_t holds = bytes / static_cast<std::size_t>(t.element_size());
   if (!empty && (reach > holds || static_cast<std::uint64_t>(offset) > holds - reach))

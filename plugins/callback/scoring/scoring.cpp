@@ -8,6 +8,7 @@
 // plugins extend scoring the same way: record a train_*/valid_* batch key.
 #include <map>
 
+#include <c10/util/StringUtil.h>
 #include <torch/torch.h>
 
 #include "epoch_scores.hpp"
@@ -81,28 +82,30 @@ struct PhaseSums {
   throw skein::ConfigError("callback (plugin 'scoring'): " + why);
 }
 
-std::string shape_of(const torch::Tensor& t) {
-  std::string s = "[";
-  for (std::int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "]";
-}
-
 // Binary: one logit per sample (positive above 0, targets above 0.5).
 bool binary_outputs(const torch::Tensor& outputs) {
   return outputs.dim() == 1 || (outputs.dim() == 2 && outputs.size(1) == 1);
 }
 
+// The scores asked for (of either phase) fit the model's outputs and
+// targets: checked at the first batch, not first at validation.
+void check_fit(const PhaseSums& train, const PhaseSums& valid, const skein::Batch& b) {
+  const torch::Tensor& out = b.outputs;
+  if ((train.auc || valid.auc) && !binary_outputs(out) && !(out.dim() == 2 && out.size(1) == 2))
+    fail("roc_auc is for binary classification (outputs [N], [N, 1] or [N, 2]); the model outputs " +
+         c10::str(out.sizes()));
+  if ((train.regression || valid.regression) && b.targets.numel() != out.numel())
+    fail("rmse, mae and r2 need targets of the outputs' size; outputs " + c10::str(out.sizes()) + ", targets " +
+         c10::str(b.targets.sizes()));
+}
+
 void add_batch(PhaseSums& p, const skein::Batch& b) {
   const torch::Tensor& out = b.outputs;
-  const std::int64_t n = out.size(0);
   if (p.classes || p.auc) {
     const bool binary = binary_outputs(out);
     const torch::Tensor actual = binary ? b.targets.reshape({-1}).gt(0.5) : skein::class_ids_of(b.targets);
     if (p.classes) p.counts.add(binary ? out.reshape({-1}).gt(0) : out.argmax(1), actual, binary ? 2 : out.size(1));
     if (p.auc) {
-      if (!binary && !(out.dim() == 2 && out.size(1) == 2))
-        fail("roc_auc is for binary classification (outputs [N], [N, 1] or [N, 2]); the model outputs " +
-             shape_of(out));
       const torch::Tensor score = binary ? out.reshape({-1}) : out.select(1, 1) - out.select(1, 0);
       const auto s = score.to(torch::kFloat64).contiguous();
       const auto l = actual.reshape({-1}).to(torch::kFloat64).contiguous();
@@ -110,12 +113,7 @@ void add_batch(PhaseSums& p, const skein::Batch& b) {
       p.auc_labels.insert(p.auc_labels.end(), l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
     }
   }
-  if (p.regression) {
-    if (b.targets.numel() != out.numel())
-      fail("rmse, mae and r2 need targets of the outputs' size; outputs " + shape_of(out) + ", targets " +
-           shape_of(b.targets));
-    p.sums.add(out.reshape({n, -1}), b.targets.reshape({n, -1}));
-  }
+  if (p.regression) p.sums.add(out.reshape({out.size(0), -1}), b.targets.reshape({out.size(0), -1}));
 }
 
 // Sums over ranks, after making every rank's width (classes, output
@@ -182,6 +180,10 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
       const double hit = top.eq(skein::class_ids_of(b.targets).unsqueeze(1)).any(1).to(torch::kFloat64).mean().item<double>();
       ctx.history().batches().put(s.key, s.error ? 1 - hit : hit);
     }
+    if (!checked_) {
+      check_fit(train_, valid_, b);
+      checked_ = true;
+    }
     add_batch(phase(b.training), b);
   }
 
@@ -223,6 +225,7 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
 
   std::vector<Score> scores_;
   bool per_class_;
+  bool checked_ = false;  // check_fit ran
   PhaseSums train_, valid_;
 };
 

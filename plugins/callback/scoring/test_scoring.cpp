@@ -132,6 +132,13 @@ BOOST_AUTO_TEST_CASE(binary_scores_and_roc_auc_match_scikit_learn) {
       [&] { scored({{"scores", {"valid_roc_auc"}}}, four, torch::zeros({8}, torch::kInt64), 1); });
   BOOST_TEST(test::contains(err, "roc_auc is for binary classification"), err);
   BOOST_TEST(test::contains(err, "the model outputs [7, 4]"), err);
+  // Found at the first (training) batch, not first at validation.
+  FakeContext ctx;
+  auto cb = make("scoring", {{"scores", {"valid_roc_auc"}}});
+  cb->on_train_begin(ctx);
+  skein::Batch train_batch{four, torch::zeros({8}, torch::kInt64)};
+  train_batch.outputs = four;
+  BOOST_CHECK_THROW(cb->on_batch_end(ctx, train_batch), skein::ConfigError);
 }
 
 BOOST_AUTO_TEST_CASE(regression_scores_match_scikit_learn) {
