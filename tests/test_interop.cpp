@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "skein/core/model_io.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/npy.hpp"
@@ -478,6 +479,60 @@ BOOST_AUTO_TEST_CASE(loss_from_python) {
   classify["loss"] = {{"plugin", "torchscript_loss"}, {"path", script("regressor")}};
   test::expect_one_error(train(classify, "model_as_loss"), 2,
                          {"skein calls forward(outputs: Tensor, targets: Tensor) -> Tensor"});
+}
+
+// standardize: the training split's mean and std (population) in the
+// checkpoint; predict applies them before the model, and the exported
+// TorchScript module includes them, for a bundled and a TorchScript model.
+BOOST_AUTO_TEST_CASE(standardized_inputs_reach_predict_and_export) {
+  torch::manual_seed(11);
+  const auto x = torch::randn({200, 4}) * torch::tensor({1.0f, 1000.0f, 0.001f, 50.0f}) +
+                 torch::tensor({0.0f, 5000.0f, 0.0f, -20.0f});
+  const auto y = x.select(1, 0) + x.select(1, 1) / 1000;
+  std::string csv;
+  char buf[64];
+  for (std::int64_t i = 0; i < x.size(0); ++i) {
+    for (std::int64_t j = 0; j < 4; ++j) {
+      std::snprintf(buf, sizeof buf, "%.9g,", x[i][j].item<float>());
+      csv += buf;
+    }
+    std::snprintf(buf, sizeof buf, "%.9g\n", y[i].item<float>());
+    csv += buf;
+  }
+  test::write_text(dir("scaled.csv"), csv);
+  test::write_text(dir("scaled.npy"), skein::npy_bytes(x));
+  auto cfg = regression_config("mse");
+  cfg["data"] = {{"plugin", "csv"}, {"train", dir("scaled.csv")}, {"header", "no"}, {"task", "regression"}};
+  cfg["standardize"] = true;
+  cfg["valid_split"] = 0.0;  // the scaling is then of every row
+  cfg["max_epochs"] = 2;
+  const std::map<std::string, nlohmann::json> models = {
+      {"mlp", {{"plugin", "mlp"}, {"hidden", {8}}}}, {"script", {{"plugin", "torchscript"}, {"path", script("regressor")}}}};
+  for (const auto& [name, model] : models) {
+    cfg["model"] = model;
+    const std::string run = "standardized_" + name;
+    auto r = train(cfg, run);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const auto scaling = load_json(dir(run + "/checkpoints/final/trainer.json")).at("input_scaling");
+    const auto mean = x.to(torch::kFloat64).mean(0), std = x.to(torch::kFloat64).std(0, /*unbiased=*/false);
+    for (int j = 0; j < 4; ++j) {
+      BOOST_TEST(scaling["mean"][j].get<double>() == mean[j].item<double>(), boost::test_tools::tolerance(1e-5));
+      BOOST_TEST(scaling["std"][j].get<double>() == std[j].item<double>(), boost::test_tools::tolerance(1e-5));
+    }
+    // predict = the model on the scaled inputs.
+    skein::core::TrainedModel trained({dir(run), "", {}});
+    const auto scaled = (x - torch::tensor(scaling["mean"].get<std::vector<float>>())) /
+                        torch::tensor(scaling["std"].get<std::vector<float>>());
+    torch::NoGradGuard no_grad;
+    BOOST_TEST(torch::allclose(trained.predict(x, 64), trained.model().forward(scaled), 1e-5, 1e-6), name);
+    // The exported module scales by itself: the same outputs from the raw inputs.
+    r = skein("predict " + dir(run) + " --inputs " + dir("scaled.npy") + " --out " + dir(run + "_out.npy"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = skein("export " + dir(run) + " --format torchscript --out " + dir(run + ".pt"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = py("check_torchscript " + dir(run + ".pt") + " " + dir("scaled.npy") + " " + dir(run + "_out.npy"));
+    BOOST_TEST(r.exit_code == 0, name << ": " << r.err);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(libtorch_errors_read_as_their_cause) {

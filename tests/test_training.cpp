@@ -202,6 +202,23 @@ BOOST_AUTO_TEST_CASE(stratified_split_keeps_each_class_share) {
   }
 }
 
+// standardize in the trainer: the scaling of the training split (after
+// valid_split) is applied before every forward, predict included.
+BOOST_AUTO_TEST_CASE(standardize_scales_what_the_model_sees) {
+  auto cfg = test::synthetic_config();
+  cfg["standardize"] = true;
+  cfg["max_epochs"] = 1;
+  auto t = trainer(cfg);
+  const auto& scaling = t->input_scaling();
+  BOOST_TEST_REQUIRE(scaling.active());
+  BOOST_TEST((scaling.mean.sizes() == torch::IntArrayRef({16})));
+  t->fit();
+  const auto x = torch::randn({5, 16}) * 3 + 1;
+  torch::NoGradGuard no_grad;
+  BOOST_TEST(torch::allclose(t->predict(x), t->model_base().forward((x - scaling.mean) / scaling.std)));
+  BOOST_TEST(!trainer(test::synthetic_config())->input_scaling().active());
+}
+
 BOOST_AUTO_TEST_CASE(epoch_values_are_sample_weighted_means_of_batches) {
   auto t = trainer(test::synthetic_config());
   t->fit();

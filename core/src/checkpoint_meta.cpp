@@ -152,6 +152,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.files = parse_files(meta, bad);
   out.data_info = parse_data_info(meta, bad);
   out.script = parse_script(meta, bad);
+  out.input_scaling = meta.value("input_scaling", nlohmann::json());
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());

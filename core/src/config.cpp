@@ -433,6 +433,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
       throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
     rc.valid_stratified = cfg["valid_stratified"].get<bool>();
+    rc.standardize = cfg["standardize"].get<bool>();
 
     rc.init_from = cfg["init_from"].get<std::string>();
     rc.init_strict = cfg["init_strict"].get<bool>();

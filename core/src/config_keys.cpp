@@ -30,6 +30,8 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"seed", OptionType::integer, "0", "Seed of every random choice"},
       {"valid_split", OptionType::number, "0.1",
        "Fraction of train held out for validation (unless the dataset names validation files)"},
+      {"standardize", OptionType::boolean, "false",
+       "Scale each input feature to mean 0, std 1 by the training split's statistics (kept for predict and export)"},
       {"valid_stratified", OptionType::boolean, "false",
        "valid_split per class: each class keeps its share in both parts (class ids in memory)"},
       {"data_workers", OptionType::integer, "1",

@@ -1,6 +1,7 @@
 #include "skein/core/model_io.hpp"
 #include "skein/core/run_dir.hpp"
 
+#include <cctype>
 #include <regex>
 #include <sstream>
 
@@ -45,8 +46,11 @@ void mirror_into_script(torch::nn::Module& from, torch::jit::Module& into) {
   for (const auto& p : from.named_parameters(/*recurse=*/false)) into.register_parameter(p.key(), p.value(), false);
   for (const auto& b : from.named_buffers(/*recurse=*/false)) into.register_buffer(b.key(), b.value());
   for (const auto& c : from.named_children()) {
-    torch::jit::Module child("__torch__.skein.export." + c.value()->name().substr(c.value()->name().rfind(':') + 1) +
-                             "_" + c.key());
+    // A class name is an identifier: a child named "0" (a Sequential's, or a
+    // TorchScript model's mirrored submodule) gets a letter first.
+    std::string type = c.value()->name().substr(c.value()->name().rfind(':') + 1);
+    if (type.empty() || std::isdigit(static_cast<unsigned char>(type[0]))) type = "m" + type;
+    torch::jit::Module child("__torch__.skein.export." + type + "_" + c.key());
     mirror_into_script(*c.value(), child);
     into.register_module(c.key(), child);
   }
@@ -107,6 +111,13 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const Options model_opts = config_.model.make_options();
   model_ = registry_.create<Model>(*config_.model.record, PluginArgs{model_opts, run, &info_, nullptr});
   check_script_unchanged(*model_, meta, "checkpoint " + checkpoint_dir_);
+  if (!meta.input_scaling.is_null()) {
+    try {
+      scaling_ = InputScaling::from_json(meta.input_scaling, info_.input_shape, "checkpoint " + checkpoint_dir_);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(e.what());
+    }
+  }
   const std::string file = checkpoint_dir_ + "/" + kStateDictFile;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
   model_->eval();
@@ -131,7 +142,7 @@ torch::Tensor TrainedModel::predict(const torch::Tensor& inputs, std::int64_t ba
   std::vector<torch::Tensor> outputs;
   for (std::int64_t lo = 0; lo < inputs.size(0); lo += batch_size) {
     const auto batch = inputs.slice(0, lo, std::min(inputs.size(0), lo + batch_size)).to(dtype);
-    outputs.push_back(model_->forward(batch));
+    outputs.push_back(model_->forward(scaling_.apply(batch)));
   }
   if (outputs.empty()) return torch::empty({0});
   return torch::cat(outputs);
@@ -142,13 +153,15 @@ std::string TrainedModel::state_dict() const { return state_dict_bytes(*model_);
 std::string TrainedModel::torchscript() {
   model_->eval();
   std::ostringstream out;
-  if (auto* scripted = dynamic_cast<ScriptedModel*>(model_.get())) {
+  auto* scripted = dynamic_cast<ScriptedModel*>(model_.get());
+  if (scripted && !scaling_.active()) {
     scripted->script().save(out);
     return out.str();
   }
   // libtorch cannot script a C++ module, but it can trace one: the module's
   // tensors become attributes of a new scripted module, and forward is
-  // recorded on an example batch.
+  // recorded on an example batch, with the input scaling (its mean and std
+  // constants of the graph) when the run standardized its inputs.
   torch::jit::Module module("__torch__.skein.export." + config_.model.record->name);
   mirror_into_script(*model_, module);
   std::vector<std::int64_t> shape{2};
@@ -158,7 +171,9 @@ std::string TrainedModel::torchscript() {
     torch::NoGradGuard no_grad;
     auto traced = torch::jit::tracer::trace(
         {example},
-        [&](torch::jit::Stack inputs) -> torch::jit::Stack { return {model_->forward(inputs.at(0).toTensor())}; },
+        [&](torch::jit::Stack inputs) -> torch::jit::Stack {
+          return {model_->forward(scaling_.apply(inputs.at(0).toTensor()))};
+        },
         [](const torch::autograd::Variable&) { return std::string(); }, /*strict=*/false,
         /*force_outplace=*/false, &module);
     auto graph = std::get<0>(traced)->graph;

@@ -137,6 +137,8 @@ void Trainer::open_splits() {
   if (train_.size() < run_.world_size)
     throw ConfigError("data: " + std::to_string(train_.size()) + " training samples cannot feed " +
                       std::to_string(run_.world_size) + " ranks");
+  // Every rank reads the whole training split: the same scaling everywhere.
+  if (config_.standardize) input_scaling_ = InputScaling::of(train_, data_info_.input_shape);
 }
 
 Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run,
@@ -157,6 +159,8 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   } else {
     // A session fed by its program: the config's data_info sizes the model.
     data_info_ = config_.data_info;
+    if (config_.standardize)
+      throw ConfigError("standardize: needs the config's data (its training split gives the mean and std)");
   }
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
@@ -231,7 +235,7 @@ torch::Tensor Trainer::compute_loss(Batch& batch) {
   {
     PluginScope scope(config_.model.record->name.c_str(), "model forward");
     try {
-      batch.outputs = model_->forward(batch.inputs);
+      batch.outputs = model_->forward(input_scaling_.apply(batch.inputs));
       // Autocast's bfloat16 outputs: the loss, metrics and callbacks get
       // float32, as the loss would compute in float32 anyway.
       if (batch.outputs.scalar_type() == torch::kBFloat16) batch.outputs = batch.outputs.to(torch::kFloat32);
@@ -678,7 +682,7 @@ torch::Tensor Trainer::predict(const torch::Tensor& inputs) {
   torch::NoGradGuard no_grad;
   model_->eval();
   PluginScope scope(config_.model.record->name.c_str(), "model forward");
-  return model_->forward(inputs);
+  return model_->forward(input_scaling_.apply(inputs));
 }
 
 std::optional<EvalResult> Trainer::test() {

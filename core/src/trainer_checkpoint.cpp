@@ -134,6 +134,7 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
                          {"callbacks", callbacks},
                          {"files", checksums}};
   if (auto script = script_pin(*model_); !script.is_null()) meta["script"] = script;
+  if (input_scaling_.active()) meta["input_scaling"] = input_scaling_.to_json();
   return meta;
 }
 

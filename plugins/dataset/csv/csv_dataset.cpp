@@ -4,6 +4,7 @@
 // csv_classes.json) or a float32 value (regression: one model output).
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -303,12 +304,21 @@ Row first_row(CsvReader& reader) {
 
 // Distinct labels in class-id order: numeric when every label is an integer
 // (so labels 0..9 keep their ids), lexicographic otherwise.
+// The value of a label that is a whole number ("3", "-1", "3.0", "3.000000"
+// as numpy.savetxt writes integer classes); none for any other label.
+std::optional<double> whole_number(const std::string& label) {
+  if (const auto i = skein_csv::parse_integer(label)) return static_cast<double>(*i);
+  float v = 0;
+  if (skein_csv::parse_float(label, v) != NumberStatus::ok || std::floor(v) != v) return std::nullopt;
+  return v;
+}
+
 std::vector<std::string> class_names(const std::vector<std::string>& labels) {
   const std::set<std::string> distinct(labels.begin(), labels.end());
   std::vector<std::string> names(distinct.begin(), distinct.end());
-  std::vector<long long> values;
+  std::vector<double> values;
   for (const auto& name : names) {
-    const auto value = skein_csv::parse_integer(name);
+    const auto value = whole_number(name);
     if (!value) return names;
     values.push_back(*value);
   }
@@ -320,15 +330,15 @@ std::vector<std::string> class_names(const std::vector<std::string>& labels) {
   return sorted;
 }
 
-// The row of the first label that is a number but not an integer, when every
-// label is a number: real-valued targets, which classification would turn
-// into one class per distinct value.
+// The row of the first label that is a number but not a whole number, when
+// every label is a number: real-valued targets, which classification would
+// turn into one class per distinct value.
 std::optional<std::size_t> real_valued_label(const Table& t) {
   std::optional<std::size_t> first;
   for (std::size_t r = 0; r < t.targets.size(); ++r) {
     float ignored = 0;
     if (skein_csv::parse_float(t.targets[r], ignored) == NumberStatus::not_a_number) return std::nullopt;
-    if (!first && !skein_csv::parse_integer(t.targets[r])) first = r;
+    if (!first && !whole_number(t.targets[r])) first = r;
   }
   return first;
 }

@@ -526,6 +526,14 @@ BOOST_AUTO_TEST_CASE(binary_task_maps_two_labels_to_0_and_1) {
 
 // Real-valued targets are no class labels; a target with more distinct
 // labels than max_classes is refused, not a model of that many outputs.
+// Whole numbers written with decimals (numpy.savetxt's "%.18e", pandas'
+// float columns) are class labels, in numeric order.
+BOOST_AUTO_TEST_CASE(whole_numbers_with_decimals_are_labels) {
+  auto data = open({{"train", file("whole.csv", "x,y\n1,10.000000\n2,2.000000\n3,0.000000\n4,2.000000\n")}});
+  BOOST_TEST(data->info().num_classes == 3);
+  BOOST_TEST(floats(data->train().targets.to(torch::kFloat32)) == std::vector<float>({2, 1, 0, 1}));
+}
+
 BOOST_AUTO_TEST_CASE(real_valued_or_too_many_labels_are_refused) {
   const auto real = config_error({{"train", file("real.csv", "x,y\n1,2\n2,3.25\n3,4\n")}});
   BOOST_TEST(contains(real, "data (plugin 'csv'): option 'task' is classification, but the target column (column 2, 'y') of"), real);

@@ -38,6 +38,9 @@ struct CheckpointMeta {
     std::string sha256;  // 64 hex digits
   };
   std::optional<Script> script;
+  // "standardize": {"mean": [...], "std": [...]} (input_scaling.hpp), checked
+  // against data_info where it is read; null when the run did not scale.
+  nlohmann::json input_scaling;
 };
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors

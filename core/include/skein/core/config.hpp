@@ -41,6 +41,7 @@ struct RunConfig {
   std::uint64_t seed = 0;
   double valid_split = 0.1;
   bool valid_stratified = false;  // valid_split per class
+  bool standardize = false;       // inputs scaled by the training split's mean and std
   std::int64_t data_workers = 1;  // prefetch threads for streaming datasets
   std::string init_from;  // warm start: state dict file or checkpoint directory ("" for none)
   bool init_strict = true;  // warm start: every entry must match

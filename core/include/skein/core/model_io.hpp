@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include "skein/core/config.hpp"
+#include "skein/core/input_scaling.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/core/trained_model_options.hpp"
 #include "skein/export.hpp"
@@ -46,6 +47,7 @@ class SKEIN_EXPORT TrainedModel {
   PluginRegistry registry_;
   RunConfig config_;
   DataInfo info_;
+  InputScaling scaling_;  // the run's "standardize", applied before the model
   std::string checkpoint_dir_;
   std::shared_ptr<Model> model_;
 };

@@ -15,6 +15,7 @@
 #include "skein/context.hpp"
 #include "skein/core/config.hpp"
 #include "skein/core/data_split.hpp"
+#include "skein/core/input_scaling.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/core/run.hpp"
 #include "skein/dataset.hpp"
@@ -119,6 +120,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // last accumulation group); 0: unknown.
   void set_batches_per_epoch(long n) { batches_per_epoch_ = n; }
   const DataInfo& data_info() const { return data_info_; }
+  // "standardize": the scaling applied before every forward (inactive without it).
+  const InputScaling& input_scaling() const { return input_scaling_; }
   const Loss& loss() const { return *loss_; }
 
   // TrainContext
@@ -181,6 +184,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::shared_ptr<Loss> loss_;
   std::shared_ptr<Dataset> data_;
   DataInfo data_info_;
+  InputScaling input_scaling_;  // "standardize"
   std::shared_ptr<Model> model_;
   std::shared_ptr<Parallel> parallel_;
   std::shared_ptr<HistoryBackend> backend_;
