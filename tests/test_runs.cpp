@@ -142,16 +142,22 @@ BOOST_FIXTURE_TEST_SUITE(runs, Fixture)
 
 // Also under ddp with PowerSGD compression, whose per-rank error feedback
 // and shared Q (parallel.pt) must come back for the resumed run to match.
+// Variants: one process; two with ddp, without and with PowerSGD gradient
+// compression; two with bf16-mixed precision and gradient accumulation.
 BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
   const std::string two = "--nproc-per-node 2 --timeout 60 ";
-  for (const auto& [procs, compression] : std::vector<std::pair<std::string, std::string>>{
-           {"", ""}, {two, "none"}, {two, "powersgd"}}) {
+  for (const auto& [procs, variant] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""}, {two, "none"}, {two, "powersgd"}, {two, "bf16-mixed"}}) {
     auto cfg = resumable_config();
+    if (variant == "bf16-mixed") {
+      cfg["precision"] = "bf16-mixed";
+      cfg["accumulate_steps"] = 2;
+    }
     if (!procs.empty()) {
-      cfg["parallel"] = {{"plugin", "ddp"}, {"compression", compression}};
+      cfg["parallel"] = {{"plugin", "ddp"}, {"compression", variant == "powersgd" ? "powersgd" : "none"}};
       cfg["history"] = {{"plugin", "filestore"}};
     }
-    if (compression == "powersgd") {  // 6 steps an epoch: compressed from the 4th step on
+    if (variant == "powersgd") {  // 6 steps an epoch: compressed from the 4th step on
       cfg["parallel"]["powersgd_rank"] = 1;
       cfg["parallel"]["powersgd_warmup_steps"] = 3;
     }
@@ -165,13 +171,13 @@ BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "Resumed from"), r.out);
     BOOST_TEST(without_durations(load_json(straight + "/history.json")) ==
-               without_durations(load_json(halves + "/history.json")), procs << compression);
-    BOOST_TEST(fs::exists(halves + "/checkpoints/epoch_0004/parallel.pt") == (compression == "powersgd"));
+               without_durations(load_json(halves + "/history.json")), procs << variant);
+    BOOST_TEST(fs::exists(halves + "/checkpoints/epoch_0004/parallel.pt") == (variant == "powersgd"));
     // Bit-identical parameters. (optimizer.pt names its state after tensor
     // addresses, so its bytes differ between processes; the history above
     // shows the state came back.)
     BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
-               test::read_text(halves + "/checkpoints/epoch_0004/model.pt"), procs << compression);
+               test::read_text(halves + "/checkpoints/epoch_0004/model.pt"), procs << variant);
     // keep_last 1: only the newest periodic checkpoint, plus the best and the final model.
     std::set<std::string> names;
     for (auto& e : fs::directory_iterator(halves + "/checkpoints")) names.insert(e.path().filename().string());
