@@ -145,7 +145,9 @@ BOOST_AUTO_TEST_CASE(epoch_scores_are_recorded_before_on_epoch_end) {
     const double f1 = t->history().get(e, "valid_f1").get<double>();
     BOOST_TEST((f1 > 0.3 && f1 <= 1.0), f1);
     BOOST_TEST(t->history().get(e, "train_recall").is_number());
+    BOOST_TEST(t->history().get(e, "valid_f1_best").is_boolean());  // print_log's '*' marks
   }
+  BOOST_TEST(t->history().get(0, "valid_f1_best").get<bool>());
 }
 
 // precision bf16-mixed: matrix products in bfloat16 inside the scope only;

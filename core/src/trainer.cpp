@@ -473,18 +473,36 @@ void Trainer::summarize_epoch(double seconds) {
     }
   }
   for (const auto& [key, s] : sums) {
-    const double value = s.first / s.second;
-    history_.record(key, value);
-    bool best = !std::isnan(value);
-    for (std::size_t e = 0; best && e + 1 < history_.size(); ++e) {
-      auto prev = history_.get(static_cast<long>(e), key);
-      if (!prev.is_number()) continue;
-      double p = prev.get<double>();
-      best = lower_is_better(key) ? value < p : value > p;
-    }
-    history_.record(key + "_best", best);
+    history_.record(key, s.first / s.second);
+    mark_best(key);
   }
   history_.record("dur", seconds);
+}
+
+// "<key>_best": whether this epoch's value of `key` beats every earlier one.
+void Trainer::mark_best(const std::string& key) {
+  const double value = history_.last().at(key).get<double>();
+  bool best = !std::isnan(value);
+  for (std::size_t e = 0; best && e + 1 < history_.size(); ++e) {
+    auto prev = history_.get(static_cast<long>(e), key);
+    if (!prev.is_number()) continue;
+    double p = prev.get<double>();
+    best = lower_is_better(key) ? value < p : value > p;
+  }
+  history_.record(key + "_best", best);
+}
+
+// Epoch scores (EpochScorer) get their "_best" marks as batch values do.
+void Trainer::mark_best_of_epoch_scores() {
+  std::vector<std::string> keys;
+  const nlohmann::json& epoch = history_.last();
+  for (auto it = epoch.begin(); it != epoch.end(); ++it) {
+    const std::string& key = it.key();
+    const bool phase = key.rfind("train_", 0) == 0 || key.rfind("valid_", 0) == 0;
+    const bool mark = key.size() > 5 && key.compare(key.size() - 5, 5, "_best") == 0;
+    if (phase && !mark && it.value().is_number() && !epoch.contains(key + "_best")) keys.push_back(key);
+  }
+  for (const auto& key : keys) mark_best(key);
 }
 
 bool Trainer::agree_on_stop() {
@@ -647,6 +665,7 @@ bool Trainer::end_epoch() {
   each_callback("on_epoch_scored", [&](Callback& cb) {
     if (auto* scorer = dynamic_cast<EpochScorer*>(&cb)) scorer->on_epoch_scored(*this);
   });
+  mark_best_of_epoch_scores();
   each_callback("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
   each_callback("on_epoch_recorded", [&](Callback& cb) {
     if (auto* reporter = dynamic_cast<EpochReporter*>(&cb)) reporter->on_epoch_recorded(*this);

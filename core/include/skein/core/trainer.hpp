@@ -152,6 +152,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // How batches of a pass are fetched (`salt` tells passes of one epoch apart).
   Prefetcher::Options prefetch_options(bool augment, std::uint64_t salt) const;
   void summarize_epoch(double seconds);
+  void mark_best(const std::string& key);
+  void mark_best_of_epoch_scores();
   bool agree_on_stop();
   void intern_batch_keys();
   // Forward pass and loss of a batch (sets batch.outputs).
