@@ -105,19 +105,18 @@ void Trainer::open_splits() {
     if (loss_->classification()) check_classes_present(targets, data_info_, data_where);
   }
   // Samples shaped unlike training ones would be scored wrongly: one sample tells.
-  auto check_held_out = [&](const SampleSource& source, const char* split) {
+  // `split` as targets are named ("valid"), `name` as messages say it ("validation").
+  auto check_held_out = [&](const SampleSource& source, const char* split, const char* name) {
     if (const torch::Tensor targets = source.targets_in_memory(); targets.defined())
       loss_->check_targets(targets, data_info_, split);
-    if (source.size() > 0)
-      check_held_out_shape(data_info_, source.fetch({0}, FetchOptions{}).inputs, data_where,
-                           split == std::string("test") ? "test" : "validation");
+    if (source.size() > 0) check_held_out_shape(data_info_, source.fetch({0}, FetchOptions{}).inputs, data_where, name);
   };
   if (test_source) {
-    check_held_out(*test_source, "test");
+    check_held_out(*test_source, "test", "test");
     test_ = DataSplit(test_source);
   }
   if (valid_source) {
-    check_held_out(*valid_source, "valid");
+    check_held_out(*valid_source, "valid", "validation");
     train_ = all;
     valid_ = DataSplit(valid_source);
   } else if (config_.valid_stratified) {
