@@ -8,7 +8,10 @@
 //  - what it accepts is usable without further checks: epoch in
 //    [0, LONG_MAX - 1] (resume continues with epoch + 1), world size an int,
 //    one callback entry per list element;
-//  - checkpoint_epoch never throws and agrees with the full parse.
+//  - checkpoint_epoch and checkpoint_position never throw and agree with
+//    the full parse (an open epoch's next batch >= 1);
+//  - the same bytes as open_epoch.json: parse_open_epoch_rank throws only
+//    ConfigError naming the checkpoint.
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -21,16 +24,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   const std::string where = "checkpoint /runs/r/checkpoints/epoch_0001";
   bool parsed = false;
-  long epoch = -1;
+  long epoch = -1, next_batch = 0;
   const auto error = skein_fuzz::error_of<skein::ConfigError>("parse_checkpoint_meta", [&] {
     const skein::core::CheckpointMeta meta = skein::core::parse_checkpoint_meta(text, where);
     parsed = true;
     epoch = meta.epoch;
+    if (meta.open_epoch) next_batch = meta.open_epoch->next_batch;
+    if (meta.open_epoch && next_batch < 1) skein_fuzz::finding("accepted next_batch " + std::to_string(next_batch));
     if (meta.epoch < 0 || meta.epoch == LONG_MAX) skein_fuzz::finding("accepted epoch " + std::to_string(meta.epoch));
     for (const auto& cb : meta.callbacks) (void)cb.state.is_null();
   });
   if (error && error->rfind(where + ":", 0) != 0)
     skein_fuzz::finding("error does not name the checkpoint: " + *error);
+
+  const auto rank_error = skein_fuzz::error_of<skein::ConfigError>("parse_open_epoch_rank", [&] {
+    const auto part = skein::core::parse_open_epoch_rank(text, 1, where);
+    if (!part.record.is_object()) skein_fuzz::finding("accepted a record that is no object");
+  });
+  if (rank_error && rank_error->rfind(where + ":", 0) != 0)
+    skein_fuzz::finding("open_epoch.json error does not name the checkpoint: " + *rank_error);
 
   nlohmann::json raw;
   try {
@@ -43,6 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The full parse decodes "NaN"-style strings first; an integer epoch is
     // the same either way.
     if (parsed && (!e || *e != epoch)) skein_fuzz::finding("checkpoint_epoch disagrees with parse_checkpoint_meta");
+    const auto position = skein::core::checkpoint_position(raw);
+    if (parsed && (!position || position->first != epoch || position->second != next_batch))
+      skein_fuzz::finding("checkpoint_position disagrees with parse_checkpoint_meta");
   });
   return 0;
 }

@@ -99,6 +99,26 @@ BOOST_AUTO_TEST_CASE(max_restarts_restarts_all_workers_from_the_last_checkpoint)
   test::expect_same_training(straight, restarted);
 }
 
+// With step checkpoints a restart continues inside the epoch, at the batch
+// after the last checkpointed step, and trains as if nothing happened.
+BOOST_AUTO_TEST_CASE(max_restarts_continue_from_a_step_checkpoint_inside_the_epoch) {
+  auto cfg = two_process_config();
+  cfg["accumulate_steps"] = 2;  // 6 batches a rank, 3 steps an epoch
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string config = write_config(cfg);
+  const std::string straight = dir("straight"), restarted = dir("restarted");
+  auto s = skein("--config " + config + " --run-dir " + straight + " --nproc-per-node 2 --timeout 30");
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  // Step 8 is epoch 3's 4th batch; rank 1 is killed as its 6th begins.
+  auto r = skein("--config " + config + " --run-dir " + restarted +
+                 " --nproc-per-node 2 --timeout 30 --max-restarts 1 "
+                 "--plugin probe_callback:signal_at=3,signal_batch=5,signal=9,signal_rank=1,only_attempt=0");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "restarting all workers (restart 1 of 1)"), r.err);
+  BOOST_TEST(contains(r.out, "Resumed from " + restarted + "/checkpoints/step_00000008"), r.out);
+  test::expect_same_training(straight, restarted);
+}
+
 BOOST_AUTO_TEST_CASE(restarts_are_bounded_and_start_over_without_a_checkpoint) {
   auto cfg = two_process_config();
   cfg["callbacks"] = nlohmann::json::array();  // no checkpoints

@@ -150,6 +150,43 @@ BOOST_AUTO_TEST_CASE(trainer_json_is_read_into_checked_fields) {
   BOOST_TEST(meta.callbacks[2].state.is_null());  // no "state": none to load
 }
 
+// A checkpoint written inside an epoch: its position orders it after the
+// epoch before, and each rank reads its own part of open_epoch.json.
+BOOST_AUTO_TEST_CASE(an_open_epoch_is_read_into_checked_fields) {
+  const std::string head = R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [], "open_epoch": )";
+  const auto meta = skein::core::parse_checkpoint_meta(
+      head + R"({"epoch": 3, "next_batch": 8, "train_samples": 384, "batch_size": 32, "accumulate_steps": 2}})",
+      "checkpoint C");
+  BOOST_REQUIRE(meta.open_epoch.has_value());
+  BOOST_TEST(meta.open_epoch->next_batch == 8);
+  BOOST_TEST(meta.open_epoch->train_samples == 384);
+  BOOST_TEST(meta.open_epoch->accumulate_steps == 2);
+  for (const char* bad : {"5", R"({"next_batch": 0, "train_samples": 1, "batch_size": 1, "accumulate_steps": 1})",
+                          R"({"next_batch": 1, "train_samples": 1, "batch_size": 1})"})
+    BOOST_TEST(has(checkpoint_error(head + bad + "}"), "checkpoint C: bad trainer.json: \"open_epoch\" must be"), bad);
+
+  using Position = std::optional<std::pair<long, long>>;
+  BOOST_TEST((skein::core::checkpoint_position(nlohmann::json::parse(R"({"epoch": 2})")) == Position({2, 0})));
+  BOOST_TEST((skein::core::checkpoint_position(nlohmann::json::parse(R"({"epoch": 2, "open_epoch": {"next_batch": 8}})")) ==
+              Position({2, 8})));
+  BOOST_TEST(!skein::core::checkpoint_position(nlohmann::json::parse(R"({"epoch": -1})")));
+
+  const std::string ranks = R"({"ranks": [{"record": {"epoch": 3, "lr": "NaN"}, "callbacks": [{"plugin": "timer",
+      "state": {"samples": 64}}], "seconds": 1.5}, {"record": {"epoch": 3}, "callbacks": [], "seconds": 2}]})";
+  const auto mine = skein::core::parse_open_epoch_rank(ranks, 0, "checkpoint C");
+  BOOST_TEST(std::isnan(mine.record["lr"].get<double>()));
+  BOOST_TEST(mine.callbacks.at(0).state["samples"].get<int>() == 64);
+  BOOST_TEST(mine.seconds == 1.5);
+  BOOST_TEST(skein::core::parse_open_epoch_rank(ranks, 1, "checkpoint C").seconds == 2.0);
+  auto rank_error = [](const std::string& text, int rank) {
+    return test::message_of<skein::ConfigError>([&] { skein::core::parse_open_epoch_rank(text, rank, "checkpoint C"); });
+  };
+  BOOST_TEST(has(rank_error(ranks, 2), "checkpoint C: bad open_epoch.json: \"ranks\" must list one entry per rank, "
+                                       "including rank 2"));
+  BOOST_TEST(has(rank_error("{", 0), "checkpoint C: unreadable open_epoch.json"));
+  BOOST_TEST(has(rank_error(R"({"ranks": [{"record": {"batches": []}, "seconds": 1}]})", 0), "rank 0: expected"));
+}
+
 BOOST_AUTO_TEST_CASE(trainer_json_of_another_shape_is_a_config_error_naming_the_checkpoint) {
   const std::string fields = R"("epoch": 2, "lr": [0.1], "world_size": 1, "callbacks": [])";
   BOOST_TEST(has(checkpoint_error("{"), "checkpoint C: unreadable trainer.json: "));

@@ -185,6 +185,89 @@ BOOST_AUTO_TEST_CASE(resume_continues_exactly_on_one_and_two_processes) {
   }
 }
 
+// every_n_steps: a kill -9 between optimizer steps, then --resume from the
+// step checkpoint inside the epoch, trains exactly as a run never stopped:
+// same permutation position, RNG (dropout), accumulation group, per-step
+// learning rate, each rank's batch records and scoring sums of the epoch.
+BOOST_AUTO_TEST_CASE(a_step_checkpoint_resumes_mid_epoch_exactly) {
+  const std::string two = "--nproc-per-node 2 --timeout 60 ";
+  for (const std::string procs : {std::string(), two}) {
+    auto cfg = resumable_config();
+    cfg["accumulate_steps"] = 2;
+    cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", procs.empty() ? 4 : 2}},
+                        {{"plugin", "lr_scheduler"}, {"policy", "cosine"}, {"interval", "step"},
+                         {"warmup_steps", 3}, {"eta_min", 0.001}},
+                        {{"plugin", "scoring"}, {"scores", {"train_f1", "valid_f1", "train_acc"}}},
+                        {{"plugin", "timer"}},
+                        {{"plugin", "jsonl"}, {"batches", true}}};
+    if (!procs.empty()) {
+      cfg["parallel"] = {{"plugin", "ddp"}};
+      cfg["history"] = {{"plugin", "filestore"}};
+    }
+    const std::string config = write_config(cfg);
+    const std::string tag = procs.empty() ? "1" : "2";
+    const std::string straight = dir("straight" + tag), killed = dir("killed" + tag);
+    BOOST_REQUIRE(skein(procs + "--config " + config + " --run-dir " + straight).exit_code == 0);
+    // One process: 12 batches an epoch, a step every 2, a checkpoint every 4
+    // steps: step 16 is epoch 3's 8th batch; killed as its 11th begins.
+    // Two: 6 batches a rank, a checkpoint every 2 steps: step 8 is epoch 3's
+    // 4th batch; rank 1 killed as its 6th begins.
+    const std::string kill = procs.empty() ? "signal_batch=10" : "signal_batch=5,signal_rank=1";
+    auto r = skein(procs + "--config " + config + " --run-dir " + killed + " --plugin-dir " TEST_PLUGIN_DIR +
+                   " --plugin probe_callback:signal_at=3,signal=9," + kill);
+    BOOST_TEST(r.exit_code != 0);
+    const std::string step = procs.empty() ? "step_00000016" : "step_00000008";
+    BOOST_REQUIRE(fs::exists(killed + "/checkpoints/" + step + "/open_epoch.json"));
+    const auto meta = load_json(killed + "/checkpoints/" + step + "/trainer.json");
+    BOOST_TEST(meta["epoch"].get<long>() == 2);
+    BOOST_TEST(meta["open_epoch"]["next_batch"].get<long>() == (procs.empty() ? 8 : 4));
+    auto resumed = skein(procs + "--resume " + killed + " --plugin-dir " TEST_PLUGIN_DIR +
+                         " --plugin probe_callback:signal_at=0");
+    BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+    BOOST_TEST(contains(resumed.out, "Resumed from " + killed + "/checkpoints/" + step), resumed.out);
+    const auto history = load_json(killed + "/history.json");
+    BOOST_TEST(test::comparable_history(load_json(straight + "/history.json")) == test::comparable_history(history),
+               tag);
+    BOOST_TEST(history[2].contains("valid_f1"));
+    BOOST_TEST(test::read_text(straight + "/checkpoints/epoch_0004/model.pt") ==
+               test::read_text(killed + "/checkpoints/epoch_0004/model.pt"), tag);
+    BOOST_TEST(test::read_text(straight + "/metrics.jsonl") != "");
+    // The log: each epoch once, its batches once (a resumed epoch is logged whole).
+    std::vector<long> epochs;
+    std::istringstream jsonl(test::read_text(killed + "/metrics.jsonl"));
+    for (std::string text; std::getline(jsonl, text);)
+      if (const auto line = nlohmann::json::parse(text); !line.contains("batch")) epochs.push_back(line["epoch"]);
+    BOOST_TEST((epochs == std::vector<long>{1, 2, 3, 4}), tag);
+    // keep_last 1 of each kind.
+    std::set<std::string> names;
+    for (auto& e : fs::directory_iterator(killed + "/checkpoints")) names.insert(e.path().filename().string());
+    BOOST_TEST((names == std::set<std::string>{"best", "epoch_0004", "final",
+                                               procs.empty() ? "step_00000024" : "step_00000012"}), tag);
+  }
+}
+
+// The data file grew after a kill inside an epoch: its permutation is
+// another one, so continuing mid-epoch is refused, naming the checkpoint.
+BOOST_AUTO_TEST_CASE(a_mid_epoch_resume_with_other_data_is_a_clear_error) {
+  std::string rows = "a,b,label\n";
+  for (int i = 0; i < 64; ++i) rows += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
+  const std::string csv = dir("rows.csv");
+  test::write_text(csv, rows);
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
+  cfg["batch_size"] = 8;  // 48 training rows: 6 batches an epoch
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string run = dir("grown");
+  auto r = skein("--config " + write_config(cfg) + " --run-dir " + run + " --plugin-dir " TEST_PLUGIN_DIR +
+                 " --plugin probe_callback:signal_at=2,signal_batch=3,signal=9");
+  BOOST_TEST(r.exit_code == 128 + 9);
+  BOOST_REQUIRE(fs::exists(run + "/checkpoints/step_00000008/trainer.json"));
+  test::write_text(csv, rows + "1,1,x\n2,2,y\n3,3,x\n4,4,y\n");
+  auto resumed = skein("--resume " + run + " --plugin-dir " TEST_PLUGIN_DIR + " --plugin probe_callback:signal_at=0");
+  test::expect_one_error(resumed, 2, {"checkpoint " + run + "/checkpoints/step_00000008 was written inside epoch 2",
+                                      "training samples 48; this run has 51", "remove " + run + "/checkpoints/step_00000008"});
+}
+
 BOOST_AUTO_TEST_CASE(a_crash_while_writing_a_checkpoint_leaves_the_previous_one_usable) {
   const std::string config = write_config(resumable_config());
   const std::string straight = dir("straight"), crashed = dir("crashed");

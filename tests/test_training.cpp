@@ -1,7 +1,10 @@
 #define BOOST_TEST_MODULE training
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <numeric>
+
+#include <boost/asio/thread_pool.hpp>
 
 #include "plugins/probe_model.hpp"
 #include "skein/core/data_split.hpp"
@@ -201,6 +204,50 @@ BOOST_AUTO_TEST_CASE(stratified_split_keeps_each_class_share) {
     std::iota(rest.begin(), rest.end(), 0);
     const auto ids = torch::cat({v.inputs.reshape({-1}), train.fetch(rest, {}).inputs.reshape({-1})});
     BOOST_TEST(std::get<0>(torch::_unique(ids)).numel() == 100);
+  }
+}
+
+// A resumed epoch starts its prefetcher at the next batch: the batches
+// before it are not fetched, and each later one gets the augmentation seed
+// it has in the whole pass (with worker threads or without).
+BOOST_AUTO_TEST_CASE(a_prefetcher_started_mid_pass_keeps_each_batch_and_seed) {
+  struct SeedSource final : skein::SampleSource {
+    std::int64_t size() const override { return 40; }
+    skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions& o) const override {
+      ++fetches;
+      const auto n = static_cast<std::int64_t>(indices.size());
+      return {torch::full({n, 1}, static_cast<double>(o.seed % 1000003), torch::kFloat64),
+              torch::tensor(indices, torch::kLong)};
+    }
+    mutable std::atomic<int> fetches{0};
+  };
+  auto source = std::make_shared<SeedSource>();
+  const skein::core::DataSplit split(source);
+  std::vector<std::vector<std::int64_t>> batches;
+  for (std::int64_t b = 0; b < 10; ++b) batches.push_back({4 * b, 4 * b + 1, 4 * b + 2, 4 * b + 3});
+  boost::asio::thread_pool pool(2);
+  for (auto* workers : {static_cast<boost::asio::thread_pool*>(nullptr), &pool}) {
+    auto pass = [&](std::size_t first) {
+      skein::core::Prefetcher::Options o;
+      o.fetch.seed = 7;
+      o.pool = workers;
+      o.first = first;
+      source->fetches = 0;
+      skein::core::Prefetcher data(split, batches, o);
+      std::vector<skein::TensorSplit> out;
+      while (auto b = data.next()) out.push_back(*b);
+      return out;
+    };
+    const auto whole = pass(0);
+    const auto rest = pass(6);
+    BOOST_TEST(source->fetches.load() == 4);
+    BOOST_REQUIRE(whole.size() == 10u);
+    BOOST_REQUIRE(rest.size() == 4u);
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      BOOST_TEST(torch::equal(rest[i].targets, whole[6 + i].targets));
+      BOOST_TEST(torch::equal(rest[i].inputs, whole[6 + i].inputs));
+    }
+    BOOST_TEST(pass(12).empty());  // past the end: nothing
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include <boost/filesystem.hpp>
 
@@ -36,29 +37,38 @@ void remove_partial_checkpoints(const std::string& root) {
 
 namespace {
 
-// The epoch a complete checkpoint holds, or nullopt (no trainer.json, or an unreadable one).
-std::optional<long> epoch_of(const fs::path& dir) {
+// Where a complete checkpoint stands (checkpoint_position), or nullopt (no
+// trainer.json, or an unreadable one).
+std::optional<std::pair<long, long>> position_of(const fs::path& dir) {
   boost::system::error_code ec;
   if (!fs::exists(dir / "trainer.json", ec)) return std::nullopt;
   try {
-    return checkpoint_epoch(nlohmann::json::parse(std::ifstream((dir / "trainer.json").string())));
+    return checkpoint_position(nlohmann::json::parse(std::ifstream((dir / "trainer.json").string())));
   } catch (const std::exception&) {
     return std::nullopt;  // not a complete checkpoint
   }
 }
+
+std::optional<long> epoch_of(const fs::path& dir) {
+  const auto position = position_of(dir);
+  return position ? std::optional<long>(position->first) : std::nullopt;
+}
+
+// The periodic checkpoints resume picks from (checkpoint callback names).
+bool periodic(const std::string& name) { return name.rfind("epoch_", 0) == 0 || name.rfind("step_", 0) == 0; }
 
 }  // namespace
 
 std::string find_latest_checkpoint(const std::string& root) {
   boost::system::error_code ec;
   std::string best;
-  long best_epoch = -1;
+  std::pair<long, long> best_position{-1, 0};
   if (!fs::is_directory(root, ec)) return "";
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename().string().rfind("epoch_", 0) != 0) continue;
-    const auto epoch = epoch_of(it->path());
-    if (epoch && *epoch > best_epoch) {
-      best_epoch = *epoch;
+    if (!periodic(it->path().filename().string())) continue;
+    const auto position = position_of(it->path());
+    if (position && *position > best_position) {
+      best_position = *position;
       best = it->path().string();
     }
   }

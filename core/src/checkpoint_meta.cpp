@@ -39,12 +39,25 @@ std::optional<long> checkpoint_epoch(const nlohmann::json& meta) {
   return static_cast<long>(*epoch);
 }
 
+std::optional<std::pair<long, long>> checkpoint_position(const nlohmann::json& meta) {
+  const auto epoch = checkpoint_epoch(meta);
+  if (!epoch) return std::nullopt;
+  long batch = 0;
+  if (auto open = meta.find("open_epoch"); open != meta.end() && open->is_object())
+    if (auto next = open->find("next_batch"); next != open->end())
+      if (auto n = integer_in(*next, 1, LONG_MAX)) batch = static_cast<long>(*n);
+  return std::make_pair(*epoch, batch);
+}
+
 namespace {
 
-// "<where>: bad trainer.json: <why>", as a ConfigError.
+// "<where>: bad <file>: <why>", as a ConfigError.
 struct BadMeta {
   const std::string& where;
-  ConfigError operator()(const std::string& why) const { return ConfigError(where + ": bad trainer.json: " + why); }
+  const char* file = "trainer.json";
+  ConfigError operator()(const std::string& why) const {
+    return ConfigError(where + ": bad " + file + ": " + why);
+  }
 };
 
 std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
@@ -57,6 +70,27 @@ std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
     out.push_back(v.get<double>());
   }
   return out;
+}
+
+std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& meta, const BadMeta& bad) {
+  auto open = meta.find("open_epoch");
+  if (open == meta.end() || open->is_null()) return std::nullopt;
+  const char* shape =
+      "\"open_epoch\" must be {\"next_batch\": N >= 1, \"train_samples\": N, \"batch_size\": N, "
+      "\"accumulate_steps\": N} (N >= 1)";
+  if (!open->is_object()) throw bad(shape);
+  auto field = [&](const char* key) {
+    auto it = open->find(key);
+    auto n = it == open->end() ? std::nullopt : integer_in(*it, 1, LONG_MAX);
+    if (!n) throw bad(std::string(shape) + ", got " + open->dump());
+    return *n;
+  };
+  CheckpointMeta::OpenEpoch o;
+  o.next_batch = static_cast<long>(field("next_batch"));
+  o.train_samples = static_cast<std::int64_t>(field("train_samples"));
+  o.batch_size = static_cast<long>(field("batch_size"));
+  o.accumulate_steps = static_cast<long>(field("accumulate_steps"));
+  return o;
 }
 
 std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json& meta, const BadMeta& bad) {
@@ -153,10 +187,36 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.data_info = parse_data_info(meta, bad);
   out.script = parse_script(meta, bad);
   out.input_scaling = meta.value("input_scaling", nlohmann::json());
+  out.open_epoch = parse_open_epoch(meta, bad);
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
   out.epoch = *epoch;
+  return out;
+}
+
+OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std::string& where) {
+  const BadMeta bad{where, "open_epoch.json"};
+  nlohmann::json doc;
+  try {
+    doc = decode_nonfinite(nlohmann::json::parse(text));
+  } catch (const std::exception& e) {
+    throw ConfigError(where + ": unreadable open_epoch.json: " + first_line(e.what()));
+  }
+  auto ranks = doc.is_object() ? doc.find("ranks") : doc.end();
+  if (ranks == doc.end() || !ranks->is_array() || rank < 0 || static_cast<std::size_t>(rank) >= ranks->size())
+    throw bad("\"ranks\" must list one entry per rank, including rank " + std::to_string(rank));
+  const auto& mine = (*ranks)[static_cast<std::size_t>(rank)];
+  auto record = mine.is_object() ? mine.find("record") : mine.end();
+  auto seconds = mine.is_object() ? mine.find("seconds") : mine.end();
+  if (record == mine.end() || !record->is_object() || record->contains("batches") || seconds == mine.end() ||
+      !seconds->is_number())
+    throw bad("rank " + std::to_string(rank) +
+              ": expected {\"record\": {...}, \"callbacks\": [...], \"seconds\": S}");
+  OpenEpochRank out;
+  out.record = *record;
+  out.callbacks = parse_callbacks(mine, bad);
+  out.seconds = seconds->get<double>();
   return out;
 }
 

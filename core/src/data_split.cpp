@@ -85,6 +85,7 @@ std::pair<DataSplit, DataSplit> DataSplit::split_off_stratified(double fraction,
 Prefetcher::Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options)
     : split_(split), batches_(std::move(batches)), options_(options) {
   if (options_.depth == 0) options_.depth = 1;
+  next_launch_ = next_take_ = std::min(options_.first, batches_.size());
 }
 
 Prefetcher::~Prefetcher() {

@@ -107,6 +107,11 @@ struct Session::Impl {
 
   void restore(const std::string& checkpoint) {
     trainer->resume(checkpoint);
+    // The program feeds the batches: where inside an epoch to continue is its own.
+    if (trainer->resumes_mid_epoch())
+      throw ConfigError("checkpoint " + checkpoint +
+                        " was written inside an epoch (every_n_steps); a session continues only from a "
+                        "checkpoint written at an epoch's end (epoch_*)");
     log.stream() << "Resumed from " << checkpoint << "\n";
   }
 

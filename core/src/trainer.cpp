@@ -287,19 +287,26 @@ void Trainer::train_epoch() {
   model_->train();
   const auto n = static_cast<std::size_t>(train_.size());
   const auto batch_size = static_cast<std::size_t>(config_.batch_size);
+  // The epoch's permutation depends on the seed and the epoch alone, so a
+  // resumed epoch draws the same one and continues at its next batch.
   torch::data::samplers::DistributedRandomSampler sampler(n, run_.world_size, run_.rank);
   sampler.set_epoch(config_.seed + static_cast<std::uint64_t>(epoch_));
   sampler.reset();
   std::vector<std::vector<std::int64_t>> batches;
   while (auto indices = sampler.next(batch_size)) batches.emplace_back(indices->begin(), indices->end());
-  Prefetcher data(train_, std::move(batches), prefetch_options(true, 1));
-  long index = 0;
+  Prefetcher::Options fetch = prefetch_options(true, 1);
+  fetch.first = static_cast<std::size_t>(epoch_batches_);
+  Prefetcher data(train_, std::move(batches), fetch);
+  long index = epoch_batches_;
   while (auto fetched = data.next()) {
     check_interrupt(index, "batch");
     if (!train_.in_memory()) loss_->check_targets(fetched->targets, data_info_, "train");
     Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
     train_batch(batch);
+    // Checkpoints asked for inside the epoch (every_n_steps) are written
+    // where an optimizer step has just been taken: no gradient is pending.
+    if (batch.optimizer_step && !pending_checkpoints_.empty()) write_pending_checkpoints();
   }
 }
 
@@ -332,6 +339,7 @@ void Trainer::train_batch(Batch& batch) {
   record_loss_metrics(batch, "train");
   each_callback("on_batch_end", [&](Callback& cb) { cb.on_batch_end(*this, batch); });
   ++batches_done_;
+  epoch_batches_ = index + 1;
 }
 
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
@@ -646,10 +654,45 @@ void Trainer::begin_epoch() {
     for (const auto& b : model_->buffers()) epoch_weights_.push_back(b.detach().clone());
   }
   epoch_open_ = true;
+  epoch_batches_ = 0;
   ++epoch_;
   epoch_started_ = std::chrono::steady_clock::now();
   history_.new_epoch();
   each_callback("on_epoch_begin", [&](Callback& cb) { cb.on_epoch_begin(*this); });
+  check_learning_rates();
+  model_->train();
+}
+
+namespace {
+
+// Appends the rows of `from` to `to`, by key name: `to` keeps the ids its
+// users interned.
+void append_rows(BatchLog& to, const BatchLog& from) {
+  std::vector<int> ids;
+  for (const auto& key : from.keys()) ids.push_back(to.key(key));
+  const auto& cells = from.cells();
+  std::size_t c = 0;
+  for (std::uint32_t row = 0; row < from.rows(); ++row) {
+    to.new_row();
+    for (; c < cells.size() && cells[c].row == row; ++c) to.put(ids[cells[c].key], cells[c].value);
+  }
+}
+
+}  // namespace
+
+void Trainer::reopen_epoch() {
+  OpenEpoch open = std::move(*reopen_);
+  reopen_.reset();
+  epoch_weights_.clear();  // the weights the epoch began with are not in the checkpoint
+  epoch_open_ = true;
+  ++epoch_;
+  epoch_batches_ = open.next_batch;
+  epoch_started_ = std::chrono::steady_clock::now() -
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(open.seconds));
+  history_.new_epoch();
+  for (auto it = open.record.begin(); it != open.record.end(); ++it)
+    if (it.key() != "epoch") history_.record(it.key(), it.value());
+  append_rows(history_.batches(), BatchLog::from_bytes(open.batches));
   check_learning_rates();
   model_->train();
 }
@@ -686,7 +729,11 @@ long Trainer::fit_epochs() {
   begin_training();
   epoch_ = start_epoch_ - 1;
   while (epoch_ < config_.max_epochs) {
-    begin_epoch();
+    if (reopen_) {
+      reopen_epoch();
+    } else {
+      begin_epoch();
+    }
     train_epoch();
     if (valid_.size() > 0) evaluate(valid_, true);
     if (end_epoch()) break;

@@ -9,9 +9,14 @@
 //   rng.pt                every rank's CPU generator state, by rank
 //   parallel.pt           every rank's parallel-wrapper state, by rank (only
 //                         for a wrapper that keeps one: ddp's PowerSGD)
+//   open_epoch.json       only in a checkpoint written inside an epoch: each
+//                         rank's values of the open epoch so far, callback
+//                         states (a scoring callback's sums) and elapsed time
+//   open_epoch.pt         ... and each rank's batch records (BatchLog bytes)
 //   trainer.json          format, epoch, world size, seed, learning rates, each
 //                         callback's state, a TorchScript model's file and its
-//                         SHA-256; written last
+//                         SHA-256; inside an epoch "open_epoch" (the next
+//                         batch, the batching); written last
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
 // checkpoints/final, the model a run ended with, holds only model.pt,
@@ -19,7 +24,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <iterator>
 #include <functional>
 #include <fstream>
 #include <sstream>
@@ -135,7 +142,25 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
                          {"files", checksums}};
   if (auto script = script_pin(*model_); !script.is_null()) meta["script"] = script;
   if (input_scaling_.active()) meta["input_scaling"] = input_scaling_.to_json();
+  if (epoch_open_) {
+    meta["epoch"] = epoch_ - 1;
+    meta["open_epoch"] = {{"epoch", epoch_},
+                          {"next_batch", epoch_batches_},
+                          {"train_samples", train_.size()},
+                          {"batch_size", config_.batch_size},
+                          {"accumulate_steps", config_.accumulate_steps}};
+  }
   return meta;
+}
+
+nlohmann::json Trainer::open_epoch_part() const {
+  nlohmann::json record = history_.last();
+  record.erase("batches");
+  nlohmann::json callbacks = nlohmann::json::array();
+  for (std::size_t i = 0; i < callbacks_.size(); ++i)
+    callbacks.push_back({{"plugin", config_.callbacks[i].record->name}, {"state", callbacks_[i]->state()}});
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - epoch_started_;
+  return {{"record", record}, {"callbacks", callbacks}, {"seconds", seconds.count()}};
 }
 
 void Trainer::write_checkpoint(const std::string& name) { write_checkpoint_in(checkpoint_root(), name); }
@@ -157,6 +182,16 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
   if (!parts.model_only)
     for (const auto& bytes : gather_on_main(name, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
       rng_states.push_back(tensor_of(bytes));
+  // Inside an epoch: every rank's records and callback states of the epoch so far.
+  const bool open = epoch_open_ && !parts.model_only;
+  std::vector<torch::Tensor> open_batches;
+  nlohmann::json open_ranks = nlohmann::json::array();
+  if (open) {
+    for (const auto& bytes : gather_on_main(name, "open_batches", history_.batches().to_bytes()))
+      open_batches.push_back(tensor_of(bytes));
+    for (const auto& text : gather_on_main(name, "open_part", encode_nonfinite(open_epoch_part()).dump()))
+      open_ranks.push_back(nlohmann::json::parse(text));
+  }
   std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parallel_.get());
   if (stateful) {
@@ -198,7 +233,15 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
           optimizer_->save(archive);
           archive.save_to(out);
         }));
-    put("history.json", history_.dump() + "\n");
+    if (open) {
+      nlohmann::json complete = history_.epochs();
+      complete.erase(complete.size() - 1);
+      put("history.json", History::from_json(complete).dump() + "\n");
+      put("open_epoch.json", nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
+      put("open_epoch.pt", serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
+    } else {
+      put("history.json", history_.dump() + "\n");
+    }
     put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
     if (!parallel_states.empty())
       put("parallel.pt", serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
@@ -296,8 +339,7 @@ void Trainer::restore_parallel_state(const std::string& file) {
 }
 
 // Callback states, matched by position and plugin name.
-void Trainer::restore_callbacks(const CheckpointMeta& meta, const std::string& where) {
-  const auto& states = meta.callbacks;
+void Trainer::restore_callbacks(const std::vector<CheckpointMeta::CallbackState>& states, const std::string& where) {
   for (std::size_t i = 0; i < callbacks_.size() && i < states.size(); ++i) {
     const std::string& name = config_.callbacks[i].record->name;
     if (states[i].plugin != name || states[i].state.is_null()) continue;
@@ -327,9 +369,56 @@ void Trainer::resume(const std::string& dir) {
     history_ = History::load(dir + "/history.json");
     intern_batch_keys();
   });
-  restore_callbacks(meta, where);
+  if (meta.open_epoch) {
+    restore_open_epoch(meta, dir);  // with this rank's callback states
+  } else {
+    restore_callbacks(meta.callbacks, where);
+  }
   epoch_ = meta.epoch;
   start_epoch_ = epoch_ + 1;
+}
+
+// A checkpoint written inside an epoch continues at the same sample only
+// when the epoch is cut into the same batches.
+void Trainer::restore_open_epoch(const CheckpointMeta& meta, const std::string& dir) {
+  const std::string where = "checkpoint " + dir;
+  if (!data_) {  // a session fed by its program: it refuses the checkpoint (resumes_mid_epoch)
+    reopen_ = OpenEpoch{};
+    return;
+  }
+  const CheckpointMeta::OpenEpoch& o = *meta.open_epoch;
+  auto differs = [&](const char* what, long long then, long long now) {
+    if (then != now)
+      throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " with " + what +
+                        " " + std::to_string(then) + "; this run has " + std::to_string(now) +
+                        " (continuing inside an epoch needs the same batches; remove " + dir +
+                        " to resume from the newest checkpoint before it)");
+  };
+  differs("training samples", o.train_samples, train_.size());
+  differs("batch_size", o.batch_size, config_.batch_size);
+  differs("accumulate_steps", o.accumulate_steps, config_.accumulate_steps);
+  if (o.next_batch > batches_per_epoch_)
+    throw ConfigError(where + ": bad trainer.json: next_batch " + std::to_string(o.next_batch) + " of an epoch of " +
+                      std::to_string(batches_per_epoch_) + " batches");
+  OpenEpoch open;
+  open.next_batch = o.next_batch;
+  load_part(where, "open_epoch.json", [&] {
+    std::ifstream in(dir + "/open_epoch.json", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    OpenEpochRank mine = parse_open_epoch_rank(text, run_.rank, where);
+    open.record = std::move(mine.record);
+    open.seconds = mine.seconds;
+    restore_callbacks(mine.callbacks, where);
+  });
+  load_part(where, "open_epoch.pt", [&] {
+    std::vector<torch::Tensor> logs;
+    torch::load(logs, dir + "/open_epoch.pt");
+    if (static_cast<int>(logs.size()) != run_.world_size)
+      throw std::runtime_error("it holds the records of another number of ranks");
+    open.batches = bytes_of(logs[static_cast<std::size_t>(run_.rank)]);
+    BatchLog::from_bytes(open.batches);  // throws now, not when the epoch reopens
+  });
+  reopen_ = std::move(open);
 }
 
 }  // namespace skein::core

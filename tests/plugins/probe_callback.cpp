@@ -35,6 +35,7 @@ class ProbeCallback final : public skein::Callback {
         stop_below_(args.options.get_number("stop_below")),
         only_attempt_(args.options.get_int("only_attempt")),
         signal_at_(args.options.get_int("signal_at")),
+        signal_batch_(args.options.get_int("signal_batch")),
         signal_(static_cast<int>(args.options.get_int("signal"))),
         signal_rank_(args.options.get_int("signal_rank")),
         signal_launcher_(args.options.get_bool("signal_launcher")),
@@ -62,8 +63,8 @@ class ProbeCallback final : public skein::Callback {
       throw std::runtime_error("probe failure at the first batch on rank " + std::to_string(ctx.run().rank));
     if (fail_mid_ > 0 && ctx.epoch() == fail_mid_ && b.training && b.index == 1)
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
-    // Mid-epoch: at the second training batch.
-    if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == 1 &&
+    // Mid-epoch: as training batch `signal_batch` begins.
+    if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == signal_batch_ &&
         (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt())
       kill(signal_launcher_ ? getppid() : getpid(), signal_);
   }
@@ -150,7 +151,7 @@ class ProbeCallback final : public skein::Callback {
   long stop_at_, stop_rank_, fail_at_, fail_rank_, throw_int_at_;
   bool use_model_, freeze_, dump_;
   double stop_below_;
-  long only_attempt_, signal_at_;
+  long only_attempt_, signal_at_, signal_batch_;
   int signal_;
   long signal_rank_;
   bool signal_launcher_, dump_listeners_;
@@ -178,6 +179,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("only_attempt", integer, "-1",
                           "Inject faults only in this attempt of a restarted run (-1: every one)"),
              SKEIN_OPTION("signal_at", integer, "0", "Send `signal` mid-way through this epoch (0: never)"),
+             SKEIN_OPTION("signal_batch", integer, "1", "... as this training batch (0-based) begins"),
              SKEIN_OPTION("signal", integer, "9", "The signal number (9: SIGKILL, 19: SIGSTOP)"),
              SKEIN_OPTION("signal_rank", integer, "-1", "Only on this rank (-1: all)"),
              SKEIN_OPTION("signal_launcher", boolean, "false", "Signal the parent process, not itself"),

@@ -1,7 +1,9 @@
 // Callback "checkpoint": asks the trainer for checkpoints (written by rank 0,
-// atomically, then a barrier): every `every` epochs as epoch_NNNN, keeping
-// the last `keep_last`, and "best" whenever `monitor` improves. With its
-// defaults, `--plugin checkpoint` alone makes a run resumable.
+// atomically, then a barrier): every `every` epochs as epoch_NNNN, every
+// `every_n_steps` optimizer steps as step_NNNNNNNN (inside an epoch: resume
+// continues at the next batch), keeping the last `keep_last` of each, and
+// "best" whenever `monitor` improves. With its defaults, `--plugin
+// checkpoint` alone makes a run resumable.
 #include <cstdio>
 #include <deque>
 #include <optional>
@@ -15,8 +17,11 @@ namespace {
 class Checkpoint final : public skein::Callback {
  public:
   explicit Checkpoint(const skein::PluginArgs& args)
-      : every_(args.options.get_int("every")), keep_last_(args.options.get_int("keep_last")) {
+      : every_(args.options.get_int("every")),
+        every_n_steps_(args.options.get_int("every_n_steps")),
+        keep_last_(args.options.get_int("keep_last")) {
     if (every_ < 0) args.options.fail("every", "must be >= 0 (0: no periodic checkpoints)");
+    if (every_n_steps_ < 0) args.options.fail("every_n_steps", "must be >= 0 (0: none inside epochs)");
     if (keep_last_ < 1) args.options.fail("keep_last", "must be at least 1");
     if (!args.options.has("monitor")) {
       auto_options_ = args.options;  // picks valid_loss at the first epoch's end, if the run has it
@@ -25,18 +30,16 @@ class Checkpoint final : public skein::Callback {
     }
   }
 
+  // Every rank counts the same steps, so all ask for the same checkpoint at
+  // the same batch (the trainer writes it after that batch's step).
+  void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
+    if (!b.training || !b.optimizer_step) return;
+    ++steps_;
+    if (every_n_steps_ > 0 && steps_ % every_n_steps_ == 0) request(ctx, "step_%08ld", steps_, kept_steps_);
+  }
+
   void on_epoch_end(skein::TrainContext& ctx) override {
-    if (every_ > 0 && ctx.epoch() % every_ == 0) {
-      char name[32];
-      std::snprintf(name, sizeof name, "epoch_%04ld", ctx.epoch());
-      kept_.push_back(name);
-      std::vector<std::string> drop;
-      while (static_cast<long>(kept_.size()) > keep_last_) {
-        drop.push_back(kept_.front());
-        kept_.pop_front();
-      }
-      ctx.request_checkpoint(name, drop);
-    }
+    if (every_ > 0 && ctx.epoch() % every_ == 0) request(ctx, "epoch_%04ld", ctx.epoch(), kept_);
     const auto& epoch = ctx.history().last();
     if (auto_options_) choose_monitor(epoch, ctx);
     if (monitor_ && monitor_->update(monitor_->value_in(epoch, "checkpoint")))
@@ -44,13 +47,16 @@ class Checkpoint final : public skein::Callback {
   }
 
   nlohmann::json state() const override {
-    nlohmann::json s = {{"kept", kept_}};
+    nlohmann::json s = {{"kept", kept_}, {"kept_steps", kept_steps_}, {"steps", steps_}};
     if (monitor_) s["monitor"] = monitor_->state();
     return s;
   }
   void load_state(const nlohmann::json& s) override {
     kept_.clear();
     for (const auto& k : s.at("kept")) kept_.push_back(k.get<std::string>());
+    kept_steps_.clear();
+    for (const auto& k : s.value("kept_steps", nlohmann::json::array())) kept_steps_.push_back(k.get<std::string>());
+    steps_ = s.value("steps", 0L);
     if (auto_options_ && s.contains("monitor")) use_default_monitor();
     if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
   }
@@ -69,6 +75,19 @@ class Checkpoint final : public skein::Callback {
     auto_options_.reset();
   }
 
+  // Asks for NAME_FORMAT % number, dropping the oldest of `kept` beyond keep_last.
+  void request(skein::TrainContext& ctx, const char* name_format, long number, std::deque<std::string>& kept) {
+    char name[40];
+    std::snprintf(name, sizeof name, name_format, number);
+    kept.push_back(name);
+    std::vector<std::string> drop;
+    while (static_cast<long>(kept.size()) > keep_last_) {
+      drop.push_back(kept.front());
+      kept.pop_front();
+    }
+    ctx.request_checkpoint(name, drop);
+  }
+
   void use_default_monitor() {
     auto values = auto_options_->json();
     values["monitor"] = kDefaultMonitor;
@@ -77,18 +96,24 @@ class Checkpoint final : public skein::Callback {
   }
 
   long every_;
+  long every_n_steps_;
   long keep_last_;
+  long steps_ = 0;  // optimizer steps of the run so far
   std::optional<skein::Monitor> monitor_;
   std::optional<skein::Options> auto_options_;
-  std::deque<std::string> kept_;
+  std::deque<std::string> kept_;        // epoch_NNNN
+  std::deque<std::string> kept_steps_;  // step_NNNNNNNN
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.1.0",
-             "Atomic checkpoints (last K epochs and the best) for skein train --resume",
+SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.2.0",
+             "Atomic checkpoints (last K epochs and steps, and the best) for skein train --resume",
              SKEIN_OPTION("every", integer, "1", "Write epoch_NNNN every this many epochs (0: never)"),
-             SKEIN_OPTION("keep_last", integer, "1", "How many epoch_NNNN checkpoints to keep"),
+             SKEIN_OPTION("every_n_steps", integer, "0",
+                          "Write step_NNNNNNNN every this many optimizer steps, inside epochs too; --resume "
+                          "continues at the next batch (0: never)"),
+             SKEIN_OPTION("keep_last", integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep"),
              SKEIN_OPTION("monitor", string, "null",
                           "Write 'best' when this history value improves (null: valid_loss if the run "
                           "validates; \"\": never)"),

@@ -48,4 +48,28 @@ BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
   BOOST_TEST(ctx.checkpoints == std::vector<Request>({{"epoch_0004", {"epoch_0002"}}}));
 }
 
+// every_n_steps counts optimizer steps (not micro-batches, not validation
+// batches) over the whole run, keeps the last K step checkpoints apart from
+// the epoch ones, and carries the count through its state.
+BOOST_AUTO_TEST_CASE(checkpoint_every_n_steps_counts_optimizer_steps) {
+  FakeContext ctx;
+  auto cp = make("checkpoint", {{"every", 0}, {"every_n_steps", 2}, {"keep_last", 2}, {"monitor", ""}});
+  skein::Batch batch{torch::zeros({1}), torch::zeros({1})};
+  auto run_batches = [&](std::shared_ptr<skein::Callback>& c, int n) {
+    for (int i = 0; i < n; ++i) {
+      batch.training = i % 3 != 2;           // every third: a validation batch
+      batch.optimizer_step = i % 3 == 1;     // accumulation: a step every other train batch
+      c->on_batch_end(ctx, batch);
+    }
+  };
+  run_batches(cp, 12);  // 4 steps
+  using Request = std::pair<std::string, std::vector<std::string>>;
+  BOOST_TEST(ctx.checkpoints == std::vector<Request>({{"step_00000002", {}}, {"step_00000004", {}}}));
+  auto resumed = make("checkpoint", {{"every", 0}, {"every_n_steps", 2}, {"keep_last", 2}, {"monitor", ""}});
+  resumed->load_state(nlohmann::json::parse(cp->state().dump()));
+  ctx.checkpoints.clear();
+  run_batches(resumed, 6);  // steps 5 and 6
+  BOOST_TEST(ctx.checkpoints == std::vector<Request>({{"step_00000006", {"step_00000002"}}}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -133,6 +133,7 @@ class LrScheduler final : public skein::Callback {
   nlohmann::json state() const override {
     nlohmann::json s = {{"bad_epochs", bad_epochs_}, {"steps", steps_}};
     if (base_lr_) s["base_lr"] = *base_lr_;
+    if (last_used_) s["last_used"] = *last_used_;  // inside an epoch (a step checkpoint)
     if (monitor_) s["monitor"] = monitor_->state();
     return s;
   }
@@ -140,6 +141,8 @@ class LrScheduler final : public skein::Callback {
     bad_epochs_ = s.at("bad_epochs").get<long>();
     steps_ = s.value("steps", 0L);  // absent in checkpoints of 1.0.0 (per-epoch only)
     if (s.contains("base_lr")) base_lr_ = s["base_lr"].get<double>();
+    last_used_.reset();
+    if (s.contains("last_used")) last_used_ = s["last_used"].get<double>();
     if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
   }
 
@@ -204,7 +207,7 @@ class LrScheduler final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.0",
+SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.1",
              "Learning-rate schedule per epoch or per optimizer step: step, cosine, linear (with warm-up), "
              "plateau, one_cycle (history key lr)",
              SKEIN_OPTION("policy", string, "\"step\"", "step, cosine, linear, plateau or one_cycle"),

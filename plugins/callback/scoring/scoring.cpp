@@ -76,6 +76,17 @@ struct PhaseSums {
     auc_scores.clear();
     auc_labels.clear();
   }
+
+  // This rank's sums so far, for a checkpoint written inside an epoch.
+  nlohmann::json to_json() const {
+    return {{"counts", counts.flat()}, {"sums", sums.flat()}, {"auc_scores", auc_scores}, {"auc_labels", auc_labels}};
+  }
+  void assign(const nlohmann::json& j) {
+    counts.assign_flat(j.at("counts").get<std::vector<double>>());
+    sums.assign_flat(j.at("sums").get<std::vector<double>>());
+    auc_scores = j.at("auc_scores").get<std::vector<double>>();
+    auc_labels = j.at("auc_labels").get<std::vector<double>>();
+  }
 };
 
 [[noreturn]] void fail(const std::string& why) {
@@ -197,6 +208,16 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
     }
     for (const auto& s : scores_)
       if (s.kind != Kind::hit) record(ctx, s);
+    train_.clear();  // recorded: a checkpoint at the epoch's end need not carry them
+    valid_.clear();
+  }
+
+  // Inside an epoch (a step checkpoint) the sums hold the epoch so far, of
+  // this rank: the trainer keeps each rank's state of an open epoch.
+  nlohmann::json state() const override { return {{"train", train_.to_json()}, {"valid", valid_.to_json()}}; }
+  void load_state(const nlohmann::json& s) override {
+    train_.assign(s.at("train"));
+    valid_.assign(s.at("valid"));
   }
 
  private:
@@ -231,7 +252,7 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
 
 }  // namespace
 
-SKEIN_PLUGIN(Scoring, callback, "scoring", "1.2.0",
+SKEIN_PLUGIN(Scoring, callback, "scoring", "1.3.0",
              "More scores: per batch (acc, error, top<k>_acc) and per epoch from counts merged over ranks "
              "(precision, recall, f1, roc_auc, rmse, mae, r2)",
              SKEIN_OPTION("scores", string_list, "[\"train_acc\"]",

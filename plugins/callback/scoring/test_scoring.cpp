@@ -40,8 +40,10 @@ struct ScoringFixture : test::Fixture {
   // The epoch record after `options`' scoring saw these valid batches,
   // split over `world` ranks (rank r takes every world-th batch of sizes
   // 7, 30, 1, 40, ... cycling).
+  // `restart_at`: after that many batches of its own, each rank's callback
+  // is replaced by a new one given the old one's state (a step checkpoint).
   std::vector<nlohmann::json> scored(const nlohmann::json& options, const torch::Tensor& outputs,
-                                     const torch::Tensor& targets, int world) {
+                                     const torch::Tensor& targets, int world, int restart_at = -1) {
     std::vector<std::pair<std::int64_t, std::int64_t>> spans;
     const std::int64_t sizes[] = {7, 30, 1, 40};
     for (std::int64_t at = 0, i = 0; at < outputs.size(0); at += sizes[i++ % 4])
@@ -53,7 +55,7 @@ struct ScoringFixture : test::Fixture {
     for (int r = 0; r < world; ++r)
       threads.emplace_back([&, r] {
         try {
-          records[r] = score_rank(options, outputs, targets, spans, ranks, r, world);
+          records[r] = score_rank(options, outputs, targets, spans, ranks, r, world, restart_at);
         } catch (...) {
           errors[r] = std::current_exception();
         }
@@ -67,13 +69,20 @@ struct ScoringFixture : test::Fixture {
   // One rank's epoch: its share of the batches, then the merged scores.
   nlohmann::json score_rank(const nlohmann::json& options, const torch::Tensor& outputs, const torch::Tensor& targets,
                             const std::vector<std::pair<std::int64_t, std::int64_t>>& spans,
-                            test::ThreadCollectives& ranks, int rank, int world) {
+                            test::ThreadCollectives& ranks, int rank, int world, int restart_at) {
     FakeContext ctx;
     ctx.join(ranks, rank, world);
     auto cb = make("scoring", options);
     cb->on_train_begin(ctx);
     cb->on_epoch_begin(ctx);
+    int done = 0;
     for (std::size_t i = static_cast<std::size_t>(rank); i < spans.size(); i += static_cast<std::size_t>(world)) {
+      if (done++ == restart_at) {
+        const std::string state = cb->state().dump();
+        cb = make("scoring", options);
+        cb->on_train_begin(ctx);
+        cb->load_state(nlohmann::json::parse(state));
+      }
       const auto out = outputs.slice(0, spans[i].first, spans[i].second);
       const auto t = targets.slice(0, spans[i].first, spans[i].second);
       skein::Batch b{out, t};
@@ -96,6 +105,27 @@ struct ScoringFixture : test::Fixture {
 };
 
 BOOST_FIXTURE_TEST_SUITE(scoring, ScoringFixture)
+
+// A step checkpoint inside an epoch keeps each rank's sums: scores of an
+// epoch resumed half-way are those of the epoch run through.
+BOOST_AUTO_TEST_CASE(epoch_sums_survive_a_checkpoint_inside_the_epoch) {
+  const auto outputs = tensor_of(expected["scores"], torch::kFloat32);
+  const auto labels = tensor_of(expected["labels"], torch::kInt64);
+  const nlohmann::json classes = {{"scores", {"valid_f1", "valid_precision"}}, {"per_class", true}};
+  const auto binary_out = outputs.select(1, 1) - outputs.select(1, 0);
+  const auto binary_labels = labels.gt(1).to(torch::kFloat32);
+  for (const int world : {1, 2}) {
+    BOOST_TEST(scored(classes, outputs, labels, world, 2) == scored(classes, outputs, labels, world));
+    BOOST_TEST(scored({{"scores", {"valid_roc_auc"}}}, binary_out, binary_labels, world, 3) ==
+               scored({{"scores", {"valid_roc_auc"}}}, binary_out, binary_labels, world));
+    BOOST_TEST(scored({{"scores", {"valid_rmse", "valid_r2"}}}, outputs, outputs * 0.5, world, 1) ==
+               scored({{"scores", {"valid_rmse", "valid_r2"}}}, outputs, outputs * 0.5, world));
+  }
+  // At an epoch's end the state is empty sums: a checkpoint carries no scores.
+  FakeContext ctx;
+  auto cb = make("scoring", {{"scores", {"train_roc_auc"}}});
+  BOOST_TEST(cb->state()["train"]["auc_scores"].empty());
+}
 
 BOOST_AUTO_TEST_CASE(classification_scores_match_scikit_learn) {
   const auto outputs = tensor_of(expected["scores"], torch::kFloat32);

@@ -39,6 +39,19 @@ class Timer final : public skein::Callback {
     ctx.history().record("samples_per_s", slowest[0] > 0 ? samples[0] / slowest[0] : 0.0);
   }
 
+  // A checkpoint inside an epoch (during its train phase) carries the time
+  // and samples of the epoch so far; at an epoch's end, on_epoch_begin resets them.
+  nlohmann::json state() const override {
+    const std::chrono::duration<double> so_far = Clock::now() - start_;
+    return {{"train_seconds", so_far.count()}, {"samples", samples_}};
+  }
+  void load_state(const nlohmann::json& s) override {
+    start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(s.at("train_seconds").get<double>()));
+    samples_ = s.at("samples").get<double>();
+    valid_start_.reset();
+  }
+
  private:
   Clock::time_point start_;
   std::optional<Clock::time_point> valid_start_;
@@ -47,5 +60,5 @@ class Timer final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(Timer, callback, "timer", "1.0.0",
+SKEIN_PLUGIN(Timer, callback, "timer", "1.1.0",
              "Train and valid phase durations (slowest rank) and samples per second")

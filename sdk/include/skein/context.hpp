@@ -63,6 +63,12 @@ class SKEIN_EXPORT TrainContext {
   // atomically (a crash leaves the previous one intact) by rank 0, then all
   // ranks meet at a barrier; afterwards rank 0 removes the checkpoints named
   // in `remove_after`. Every rank must ask for the same checkpoints.
+  // Asked for inside an epoch (from a train batch's hook), it is written
+  // right after the next batch that completes an optimizer step, and
+  // `skein train --resume` continues that epoch at the batch after it; then
+  // every rank must ask at the same batch (decide from step counts), and a
+  // callback with state of the epoch so far keeps it in state(): the
+  // trainer saves and restores each rank's own states of an open epoch.
   virtual void request_checkpoint(const std::string& name,
                                   const std::vector<std::string>& remove_after = {}) = 0;
   // <run_dir>/checkpoints

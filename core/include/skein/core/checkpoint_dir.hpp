@@ -11,8 +11,9 @@ namespace skein::core {
 // (.tmp-* directories), restoring one that was being replaced (.old-*).
 SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
 
-// The newest complete checkpoint (an epoch_* directory) under `root`, or "":
-// what --resume continues from.
+// The newest complete periodic checkpoint under `root` (epoch_*, or step_*
+// written inside an epoch: the furthest into training), or "": what
+// --resume and restarts continue from.
 SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 
 // The model a run ended with (Trainer::write_final_model): model files and
@@ -20,7 +21,7 @@ SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 inline constexpr const char* kFinalModel = "final";
 
 // The model export, predict and init_from take by default: `root`/final, or
-// the newest epoch_* checkpoint when that holds a later epoch (a resumed run
+// the newest periodic checkpoint when that holds a later complete epoch (a resumed run
 // that crashed after the last final was written); "" when there is neither.
 SKEIN_EXPORT std::string find_model_checkpoint(const std::string& root);
 

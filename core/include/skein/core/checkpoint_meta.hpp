@@ -2,7 +2,9 @@
 // trainer.json, the metadata file of a checkpoint (see trainer_checkpoint.cpp):
 // parsed and checked here, apart from any torch state, so that resume can
 // trust its shape and the parser can be fuzzed on its own.
+#include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -41,7 +43,27 @@ struct CheckpointMeta {
   // "standardize": {"mean": [...], "std": [...]} (input_scaling.hpp), checked
   // against data_info where it is read; null when the run did not scale.
   nlohmann::json input_scaling;
+  // A checkpoint written inside an epoch (the checkpoint callback's
+  // every_n_steps): `epoch` epochs are complete, epoch + 1 continues at train
+  // batch `next_batch`. Each rank's part of the open epoch is in
+  // open_epoch.json and open_epoch.pt. The batching it was cut from is
+  // recorded: a resume must batch alike to continue at the same sample.
+  struct OpenEpoch {
+    long next_batch = 0;  // >= 1
+    std::int64_t train_samples = 0;
+    long batch_size = 0;
+    long accumulate_steps = 0;
+  };
+  std::optional<OpenEpoch> open_epoch;
 };
+
+// One rank's part of an open epoch (open_epoch.json holds {"ranks": [...]}).
+struct OpenEpochRank {
+  nlohmann::json record;  // the epoch's values recorded so far (an object; no "batches")
+  std::vector<CheckpointMeta::CallbackState> callbacks;  // this rank's callback states
+  double seconds = 0;     // how long the epoch had run
+};
+SKEIN_EXPORT OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std::string& where);
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors
 // ("checkpoint DIR"). Throws ConfigError, and nothing else, when the text is
@@ -55,5 +77,10 @@ SKEIN_EXPORT CheckpointMeta read_checked_checkpoint(const std::string& dir);
 // The "epoch" of a parsed trainer.json: an integer in [0, LONG_MAX - 1]
 // (resume continues with epoch + 1); nullopt for anything else.
 SKEIN_EXPORT std::optional<long> checkpoint_epoch(const nlohmann::json& meta);
+
+// Where a parsed trainer.json stands in training, for ordering checkpoints:
+// (complete epochs, train batches of the open epoch done; 0 at an epoch's
+// end); nullopt when checkpoint_epoch is.
+SKEIN_EXPORT std::optional<std::pair<long, long>> checkpoint_position(const nlohmann::json& meta);
 
 }  // namespace skein::core

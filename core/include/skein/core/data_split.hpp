@@ -58,6 +58,9 @@ class SKEIN_EXPORT Prefetcher {
     FetchOptions fetch;              // fetch.seed is mixed with each batch's index
     boost::asio::thread_pool* pool = nullptr;  // null: fetch on the calling thread
     std::size_t depth = 4;
+    // The first batch fetched (a resumed epoch): earlier ones are skipped
+    // unread, and every batch keeps the seed it has in the whole pass.
+    std::size_t first = 0;
   };
   Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options);
   ~Prefetcher();  // waits for fetches still running (they read the split)

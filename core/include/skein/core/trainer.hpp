@@ -13,6 +13,7 @@
 
 #include "skein/callback.hpp"
 #include "skein/context.hpp"
+#include "skein/core/checkpoint_meta.hpp"
 #include "skein/core/config.hpp"
 #include "skein/core/data_split.hpp"
 #include "skein/core/input_scaling.hpp"
@@ -27,7 +28,6 @@
 
 namespace skein::core {
 
-struct CheckpointMeta;  // checkpoint_meta.hpp
 
 // Loss and accuracy summed over every rank's share of a split.
 struct EvalResult {
@@ -58,9 +58,13 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Runs all epochs (or until a stop is agreed). Returns the epochs run.
   // When it throws, every callback's on_exception has run first.
   long fit();
-  // Restores everything a checkpoint holds (see checkpoint.hpp); fit() then
-  // continues with the epoch after it.
+  // Restores everything a checkpoint holds (see trainer_checkpoint.cpp);
+  // fit() then continues with the epoch after it, or, from a checkpoint
+  // written inside an epoch, with that epoch's next train batch.
   void resume(const std::string& checkpoint_dir);
+  // Whether the resumed checkpoint was written inside an epoch (only fit()
+  // continues such an epoch; a Session cannot).
+  bool resumes_mid_epoch() const { return reopen_.has_value(); }
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   // on_test_end of every callback that is a TestReporter, with results.json's content.
@@ -173,8 +177,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void restore_optimizer(const std::string& file, const std::vector<double>& lrs);
   void restore_rng(const std::string& file);
   void restore_parallel_state(const std::string& file);
-  void restore_callbacks(const CheckpointMeta& meta, const std::string& where);
   void open_splits();
+  // The epoch a mid-epoch checkpoint left open, as it was when written
+  // (on_epoch_begin ran before: its effects are in the callbacks' states).
+  void reopen_epoch();
+  // Mid-epoch checkpoints: this rank's part of the open epoch (open_epoch.json).
+  nlohmann::json open_epoch_part() const;
+  void restore_open_epoch(const CheckpointMeta& meta, const std::string& dir);
+  void restore_callbacks(const std::vector<CheckpointMeta::CallbackState>& states, const std::string& where);
   // The same state under another name (e.g. "best" of the epoch just written):
   // hard links to the files of `from`, renamed into place. Rank 0 only.
   void link_checkpoint(const std::string& from, const std::string& name);
@@ -219,6 +229,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::function<void(long)> epoch_recorded_;
   bool keep_epoch_weights_ = false;
   bool epoch_open_ = false;                 // begin_epoch ran, end_epoch not yet
+  long epoch_batches_ = 0;                  // train batches of the open epoch done
+  struct OpenEpoch {                        // what reopen_epoch restores (resume)
+    long next_batch = 0;
+    nlohmann::json record;
+    std::string batches;  // BatchLog::to_bytes of this rank's records
+    double seconds = 0;
+  };
+  std::optional<OpenEpoch> reopen_;
   std::vector<torch::Tensor> epoch_weights_;  // parameters and buffers as the open epoch began
 };
 
