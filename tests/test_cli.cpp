@@ -168,6 +168,28 @@ BOOST_AUTO_TEST_CASE(listing_plugins_runs_no_plugin_code) {
   BOOST_TEST(boost::filesystem::exists(marker));
 }
 
+// The config the README shows trains as written (on tiny data in the idx
+// format instead of Fashion-MNIST, for time), its step checkpoints included.
+BOOST_AUTO_TEST_CASE(the_readme_config_example_trains) {
+  const std::string readme = test::read_text(SKEIN_SOURCE_DIR "/README.md");
+  const auto intro = readme.find("A config is one JSON object");
+  BOOST_REQUIRE(intro != std::string::npos);
+  const auto start = readme.find("```json\n", intro);
+  const auto end = readme.find("```", start + 8);
+  BOOST_REQUIRE(start != std::string::npos && end != std::string::npos);
+  auto cfg = nlohmann::json::parse(readme.substr(start + 8, end - start - 8));
+  test::write_tiny_mnist(tmp.str(""), 640, 100, true);
+  cfg["data"]["dir"] = tmp.str("");
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"][1]["every_n_steps"] = 5;
+  test::write_text(tmp.str("readme.json"), cfg.dump());
+  const std::string run_dir = tmp.str("readme-run");
+  auto r = test::run(kSkein + " train --config " + tmp.str("readme.json") + " --run-dir " + run_dir, 240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "Test accuracy:"), r.out);
+  BOOST_TEST(boost::filesystem::exists(run_dir + "/checkpoints/step_00000005/trainer.json"));
+}
+
 BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
   const std::string run_dir = tmp.str("run");
   auto r = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set max_epochs=2 --run-dir " + run_dir);

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Checks the Markdown docs (README.md, docs/*.md, plugins/*/*/README.md):
+
+  - every relative link names a file that exists, and every #anchor a
+    heading of that file (GitHub's anchor rule: lower case, punctuation
+    dropped, spaces to '-');
+  - every code block preceded by `<!-- snippet: PATH -->` is PATH's text,
+    so an example shown in the docs is the file a test builds or runs.
+
+  scripts/check_docs.py          exit 1, one line per problem, when any
+
+The test `docs_are_consistent` runs it.
+"""
+import glob, os, re, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```[^\n]*\n(.*?)```", re.S)
+
+
+def anchors_of(path):
+    text = re.sub(r"```.*?```", "", open(path).read(), flags=re.S)
+    found = set()
+    for m in re.finditer(r"^#{1,6} (.*)$", text, re.M):
+        a = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+        n, candidate = 0, a
+        while candidate in found:  # repeated headings get -1, -2, ...
+            n += 1
+            candidate = f"{a}-{n}"
+        found.add(candidate)
+    return found
+
+
+def main():
+    files = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + \
+        sorted(glob.glob(os.path.join(ROOT, "plugins", "*", "*", "README.md")))
+    problems = []
+    for f in files:
+        rel = os.path.relpath(f, ROOT)
+        text = open(f).read()
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        for m in LINK.finditer(prose):
+            target = m.group(1)
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = f if not path else os.path.normpath(os.path.join(os.path.dirname(f), path))
+            if not os.path.exists(dest):
+                problems.append(f"{rel}: link to missing {target}")
+            elif anchor and dest.endswith(".md") and anchor not in anchors_of(dest):
+                problems.append(f"{rel}: link to {target}: no such heading in {os.path.relpath(dest, ROOT)}")
+        for m in SNIPPET.finditer(text):
+            source = os.path.join(ROOT, m.group(1))
+            if not os.path.exists(source):
+                problems.append(f"{rel}: snippet of missing {m.group(1)}")
+            elif open(source).read() != m.group(2):
+                problems.append(f"{rel}: the snippet of {m.group(1)} differs from the file")
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
