@@ -23,6 +23,7 @@
 #include "skein/core/run_env.hpp"
 #include "skein/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/run_output.hpp"
 #include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
 #include "worker_group.hpp"
@@ -132,7 +133,7 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
   const std::string key = store_key::launcher_attempt(number);
   if (o.node_rank == 0) {
     a.run_id = core::random_run_id();
-    a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_dir + "/checkpoints").empty();
+    a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty();
     rdzv.publish(key + "run_id", a.run_id);
     rdzv.publish(key + "resume", a.resume ? "1" : "0");
   } else {

@@ -41,9 +41,9 @@ namespace {
 // trainer.json, or an unreadable one).
 std::optional<std::pair<long, long>> position_of(const fs::path& dir) {
   boost::system::error_code ec;
-  if (!fs::exists(dir / "trainer.json", ec)) return std::nullopt;
+  if (!fs::exists(dir / checkpoint_files::kMeta, ec)) return std::nullopt;
   try {
-    return checkpoint_position(nlohmann::json::parse(std::ifstream((dir / "trainer.json").string())));
+    return checkpoint_position(nlohmann::json::parse(std::ifstream((dir / checkpoint_files::kMeta).string())));
   } catch (const std::exception&) {
     return std::nullopt;  // not a complete checkpoint
   }

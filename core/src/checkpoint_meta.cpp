@@ -54,7 +54,7 @@ namespace {
 // "<where>: bad <file>: <why>", as a ConfigError.
 struct BadMeta {
   const std::string& where;
-  const char* file = "trainer.json";
+  const char* file = checkpoint_files::kMeta;
   ConfigError operator()(const std::string& why) const {
     return ConfigError(where + ": bad " + file + ": " + why);
   }
@@ -196,7 +196,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
 }
 
 OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std::string& where) {
-  const BadMeta bad{where, "open_epoch.json"};
+  const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
   nlohmann::json doc;
   try {
     doc = decode_nonfinite(nlohmann::json::parse(text));
@@ -231,7 +231,7 @@ CheckpointMeta read_checked_checkpoint(const std::string& dir) {
   };
   bool ok = false;
   // Empty when missing: then "unreadable" like any bad JSON.
-  const CheckpointMeta meta = parse_checkpoint_meta(slurp(dir + "/trainer.json", ok), where);
+  const CheckpointMeta meta = parse_checkpoint_meta(slurp(dir + "/" + checkpoint_files::kMeta, ok), where);
   // A file whose bytes changed since they were written (bit rot, a partial
   // copy) is refused before torch reads it: torch would not always notice.
   for (const auto& [file, checksum] : meta.files) {

@@ -17,6 +17,7 @@
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/input_file.hpp"
+#include "skein/run_output.hpp"
 #include "skein/scripted_model.hpp"
 
 namespace fs = boost::filesystem;
@@ -25,15 +26,13 @@ namespace skein::core {
 
 namespace {
 
-constexpr const char* kStateDictFile = "model_state_dict.pt";
-
 // RUN_DIR/checkpoints/NAME, with NAME a plain directory name (no path).
 std::string named_checkpoint(const std::string& run_dir, const std::string& name) {
   static const std::regex plain("[A-Za-z0-9_][A-Za-z0-9_.-]*");
   if (!std::regex_match(name, plain))
     throw ConfigError("--checkpoint '" + name + "': expected a checkpoint name such as best or epoch_0003");
   const std::string dir = run_dir + "/checkpoints/" + name;
-  if (!fs::exists(dir + "/trainer.json"))
+  if (!fs::exists(dir + "/" + checkpoint_files::kMeta))
     throw ConfigError("--checkpoint '" + name + "': no complete checkpoint " + dir);
   return dir;
 }
@@ -62,11 +61,11 @@ std::string state_dict_file_of(const std::string& source) {
   const fs::path p(source);
   if (fs::is_regular_file(p)) return source;
   if (fs::is_directory(p)) {
-    if (fs::is_regular_file(p / kStateDictFile)) return (p / kStateDictFile).string();
-    const std::string latest = find_model_checkpoint((p / "checkpoints").string());
-    if (!latest.empty()) return latest + "/" + kStateDictFile;
+    if (fs::is_regular_file(p / checkpoint_files::kStateDict)) return (p / checkpoint_files::kStateDict).string();
+    const std::string latest = find_model_checkpoint((p / run_files::kCheckpoints).string());
+    if (!latest.empty()) return latest + "/" + checkpoint_files::kStateDict;
     throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
-                      kStateDictFile + ") nor a run with checkpoints");
+                      checkpoint_files::kStateDict + ") nor a run with checkpoints");
   }
   if (fs::exists(p)) {  // a FIFO, a device: refused before anything reads it
     try {
@@ -81,9 +80,9 @@ std::string state_dict_file_of(const std::string& source) {
 TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const std::string& run_dir = options.run_dir;
   recover_run_dir(run_dir);
-  if (!fs::exists(fs::path(run_dir) / "config.json"))
+  if (!fs::exists(fs::path(run_dir) / run_files::kConfig))
     throw ConfigError("'" + run_dir + "' is not a run directory (no config.json)");
-  checkpoint_dir_ = options.checkpoint.empty() ? find_model_checkpoint(run_dir + "/checkpoints")
+  checkpoint_dir_ = options.checkpoint.empty() ? find_model_checkpoint(run_files::path(run_dir, run_files::kCheckpoints))
                                                : named_checkpoint(run_dir, options.checkpoint);
   if (checkpoint_dir_.empty())
     throw ConfigError("'" + run_dir + "' has no model yet: no epoch of it completed, and it has no checkpoint");
@@ -91,7 +90,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
 
   scan_plugins(registry_, options.plugin_dirs);
   ConfigSources sources;
-  sources.config_path = run_dir + "/config.json";
+  sources.config_path = run_files::path(run_dir, run_files::kConfig);
   // Only the model (and, for old checkpoints, the dataset) is made: the
   // run's callbacks and backends need not be installed where it is exported.
   sources.sets = {"callbacks=[]"};
@@ -118,7 +117,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
       throw ConfigError(e.what());
     }
   }
-  const std::string file = checkpoint_dir_ + "/" + kStateDictFile;
+  const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
   model_->eval();
 }

@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/atomic_file.hpp"
+#include "skein/run_output.hpp"
 #include "skein/run_store.hpp"
 #include "skein/store_keys.hpp"
 
@@ -21,7 +22,7 @@ nlohmann::json IntegrityReport::to_json() const {
 void IntegrityReport::write_run_json(const std::string& run_dir, const nlohmann::json& launch) const {
   nlohmann::json record = to_json();
   if (launch.is_object()) record.update(launch);
-  write_file_atomic(run_dir + "/run.json", record.dump(2) + "\n");
+  write_file_atomic(run_files::path(run_dir, run_files::kRunInfo), record.dump(2) + "\n");
 }
 
 std::string digest_key(const std::string& run_id, int rank) {

@@ -27,6 +27,7 @@
 #include "skein/core/run_env.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
+#include "skein/run_output.hpp"
 #include "skein/store_keys.hpp"
 #include "skein/warning.hpp"
 
@@ -50,17 +51,17 @@ void prepare_resume(TrainRequest& request) {
   // An --overwrite killed in its first epoch set the run aside: it comes back
   // first (rank 0 alone writes; skein's launcher is rank 0's process here).
   if (read_run_env(read_launcher_env(process_env())).is_main()) recover_run_dir(dir);
-  if (!fs::exists(fs::path(dir) / "config.json"))
+  if (!fs::exists(fs::path(dir) / run_files::kConfig))
     throw ConfigError("--resume " + dir + ": not a run directory (no config.json)");
   if (!request.sources.config_path.empty())
     throw ConfigError("--resume takes the config from " + dir + "/config.json; use --set to change it");
   if (!request.run_dir.empty() && fs::path(request.run_dir) != fs::path(dir))
     throw ConfigError("--resume " + dir + " writes into that directory; drop --run-dir");
   if (request.overwrite) throw ConfigError("--overwrite and --resume exclude each other");
-  if (find_latest_checkpoint(dir + "/checkpoints").empty())
+  if (find_latest_checkpoint(run_files::path(dir, run_files::kCheckpoints)).empty())
     throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
                       "/checkpoints (the run needs the checkpoint callback)");
-  request.sources.config_path = dir + "/config.json";
+  request.sources.config_path = run_files::path(dir, run_files::kConfig);
   request.run_dir = dir;
 }
 
@@ -125,7 +126,7 @@ void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, con
   }
   std::string decision;
   if (run.is_main())
-    decision = find_latest_checkpoint(request.run_dir + "/checkpoints").empty() ? "start" : "resume";
+    decision = find_latest_checkpoint(run_files::path(request.run_dir, run_files::kCheckpoints)).empty() ? "start" : "resume";
   if (store && run.world_size > 1) {
     if (run.is_main()) store_set(*store.store, store_key::agent_restart_decision(), decision);
     else decision = store_get(*store.store, store_key::agent_restart_decision());
@@ -174,12 +175,12 @@ void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfi
     dir.continue_run();
   } else {
     dir.start_new_run();
-    write_file_atomic(dir.path() + "/config.json", config.resolved.dump(2) + "\n");
+    write_file_atomic(run_files::path(dir.path(), run_files::kConfig), config.resolved.dump(2) + "\n");
   }
   append_config_history(dir.path(), resuming ? "resume" : "start", request.sources, config.resolved,
                         launcher.label);
-  log.attach(dir.path() + "/train.log", resuming);
-  set_crash_log(dir.path() + "/train.log");
+  log.attach(run_files::path(dir.path(), run_files::kLog), resuming);
+  set_crash_log(run_files::path(dir.path(), run_files::kLog));
 }
 
 namespace {
@@ -225,7 +226,7 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
     throw ConfigError(blame(e.what(), config));
   }
   if (!request.resume_dir.empty()) {
-    const std::string checkpoint = find_latest_checkpoint(run.run_dir + "/checkpoints");
+    const std::string checkpoint = find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints));
     trainer->resume(checkpoint);
     log << "Resumed from " << checkpoint << "\n";
   }
@@ -245,7 +246,7 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
   if (auto test = trainer.test()) record_test(*test, outcome, results, log);
   record_costs(trainer, results);
-  if (run.is_main()) write_file_atomic(run.run_dir + "/results.json", results.dump(2) + "\n");
+  if (run.is_main()) write_file_atomic(run_files::path(run.run_dir, run_files::kResults), results.dump(2) + "\n");
   trainer.report_test(results);
   check_integrity(trainer, run, store);
   return outcome;
@@ -261,7 +262,7 @@ Interrupted after_interrupt(const Interrupted& stop, Trainer& trainer, const std
   } catch (const std::exception& e) {
     text += "; the final model could not be written: " + first_line(e.what());
   }
-  if (!find_latest_checkpoint(run_dir + "/checkpoints").empty())
+  if (!find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty())
     text += "; continue with: skein train --resume " + run_dir;
   else
     text += "; no checkpoint to resume from (the checkpoint callback writes them)";

@@ -12,6 +12,7 @@
 
 #include "skein/atomic_file.hpp"
 #include "skein/errors.hpp"
+#include "skein/run_output.hpp"
 #include "skein/warning.hpp"
 
 namespace fs = boost::filesystem;
@@ -20,7 +21,7 @@ namespace skein::core {
 
 namespace {
 
-constexpr const char* kHistoryFile = "config_history.jsonl";
+constexpr const char* kHistoryFile = run_files::kConfigHistory;
 
 std::string now_iso() {
   std::time_t now = std::time(nullptr);
@@ -72,7 +73,7 @@ nlohmann::json latest_run_config(const std::string& dir) {
       throw ConfigError(dir + "/" + kHistoryFile + ": last line unreadable: " + e.what());
     }
   }
-  return read_config_file(dir + "/config.json");
+  return read_config_file(run_files::path(dir, run_files::kConfig));
 }
 
 const std::vector<std::string>& keys_changeable_on_resume() {

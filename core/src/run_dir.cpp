@@ -109,7 +109,7 @@ RunDirState run_dir_state(const std::string& dir) {
   const bool has_list = exists((root / run_files::kOutputList).string());
   // A run whose first epoch never ended (its start failed on another rank, or
   // it was killed) left nothing worth keeping: the next run may clean it.
-  if (has_list && exists((root / "config.json").string()) && exists((root / "history.json").string()))
+  if (has_list && exists((root / run_files::kConfig).string()) && exists((root / run_files::kHistory).string()))
     return RunDirState::holds_run;
   std::vector<std::string> firsts;
   for (const auto& e : listed)

@@ -11,6 +11,7 @@
 #include "skein/core/run_setup.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/errors.hpp"
+#include "skein/run_output.hpp"
 #include "skein/warning.hpp"
 
 namespace skein {
@@ -83,7 +84,7 @@ struct Session::Impl {
       } catch (const ConfigError& e) {
         throw ConfigError(blame(e.what(), config));
       }
-      if (!request.resume_dir.empty()) restore(find_latest_checkpoint(run.run_dir + "/checkpoints"));
+      if (!request.resume_dir.empty()) restore(find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints)));
       if (dir) {
         open_run_dir(*dir, request, config, launcher, log);
         trainer->on_epoch_recorded([this](long) { dir->commit_new_run(); });

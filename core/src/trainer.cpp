@@ -21,6 +21,7 @@
 #include "skein/core/mixed_precision.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/core/warm_start.hpp"
+#include "skein/run_output.hpp"
 #include "skein/warning.hpp"
 
 namespace skein::core {
@@ -712,7 +713,7 @@ bool Trainer::end_epoch() {
   each_callback("on_epoch_recorded", [&](Callback& cb) {
     if (auto* reporter = dynamic_cast<EpochReporter*>(&cb)) reporter->on_epoch_recorded(*this);
   });
-  if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_.run_dir + "/history.json");
+  if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_files::path(run_.run_dir, run_files::kHistory));
   const bool stop = agree_on_stop();
   write_pending_checkpoints();
   if (epoch_recorded_) epoch_recorded_(epoch_);

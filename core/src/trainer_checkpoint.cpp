@@ -207,7 +207,7 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
   const fs::path root(root_dir);
   fs::create_directories(root);
   if (root_dir == checkpoint_root())
-    run_files::record(run_, "checkpoints/" + name);  // listed before it exists: --overwrite finds it
+    run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -223,12 +223,12 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
     return out.str();
   };
   const std::string model_bytes = serialized([&](std::ostream& out) { torch::save(model_, out); });
-  check_readable(model_bytes, "model.pt", name);
-  put("model.pt", model_bytes);
-  put("model_state_dict.pt", state_dict_bytes(*model_));
+  check_readable(model_bytes, checkpoint_files::kModel, name);
+  put(checkpoint_files::kModel, model_bytes);
+  put(checkpoint_files::kStateDict, state_dict_bytes(*model_));
   skein_fault_point("checkpoint.halfway", epoch_);
   if (!parts.model_only) {
-    put("optimizer.pt", serialized([&](std::ostream& out) {
+    put(checkpoint_files::kOptimizer, serialized([&](std::ostream& out) {
           torch::serialize::OutputArchive archive;
           optimizer_->save(archive);
           archive.save_to(out);
@@ -236,20 +236,20 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
     if (open) {
       nlohmann::json complete = history_.epochs();
       complete.erase(complete.size() - 1);
-      put("history.json", History::from_json(complete).dump() + "\n");
-      put("open_epoch.json", nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
-      put("open_epoch.pt", serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
+      put(checkpoint_files::kHistory, History::from_json(complete).dump() + "\n");
+      put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
+      put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
     } else {
-      put("history.json", history_.dump() + "\n");
+      put(checkpoint_files::kHistory, history_.dump() + "\n");
     }
-    put("rng.pt", serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+    put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
     if (!parallel_states.empty())
-      put("parallel.pt", serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
+      put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
   }
   nlohmann::json meta = checkpoint_meta(checksums);
   if (parts.epoch >= 0) meta["epoch"] = parts.epoch;
   if (parts.model_only) meta["model_only"] = true;
-  put("trainer.json", encode_nonfinite(meta).dump(2) + "\n");  // last: marks it complete
+  put(checkpoint_files::kMeta, encode_nonfinite(meta).dump(2) + "\n");  // last: marks it complete
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
 
@@ -260,7 +260,7 @@ void Trainer::write_checkpoint_in(const std::string& root_dir, const std::string
 // checkpoint of the same state can share them.
 void Trainer::link_checkpoint(const std::string& from, const std::string& name) {
   const fs::path root(checkpoint_root());
-  run_files::record(run_, "checkpoints/" + name);
+  run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);
   const fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -361,12 +361,12 @@ void Trainer::resume(const std::string& dir) {
                       std::to_string(run_.world_size) + " (resume with the same number of processes)");
   check_script_unchanged(*model_, meta, where);
   torch::NoGradGuard no_grad;
-  load_part(where, "model.pt", [&] { restore_model(dir + "/model.pt"); });
-  load_part(where, "optimizer.pt", [&] { restore_optimizer(dir + "/optimizer.pt", meta.lr); });
-  load_part(where, "rng.pt", [&] { restore_rng(dir + "/rng.pt"); });
-  load_part(where, "parallel.pt", [&] { restore_parallel_state(dir + "/parallel.pt"); });
-  load_part(where, "history.json", [&] {
-    history_ = History::load(dir + "/history.json");
+  load_part(where, checkpoint_files::kModel, [&] { restore_model(dir + "/" + checkpoint_files::kModel); });
+  load_part(where, checkpoint_files::kOptimizer, [&] { restore_optimizer(dir + "/" + checkpoint_files::kOptimizer, meta.lr); });
+  load_part(where, checkpoint_files::kRng, [&] { restore_rng(dir + "/" + checkpoint_files::kRng); });
+  load_part(where, checkpoint_files::kParallel, [&] { restore_parallel_state(dir + "/" + checkpoint_files::kParallel); });
+  load_part(where, checkpoint_files::kHistory, [&] {
+    history_ = History::load(dir + "/" + checkpoint_files::kHistory);
     intern_batch_keys();
   });
   if (meta.open_epoch) {
@@ -402,17 +402,17 @@ void Trainer::restore_open_epoch(const CheckpointMeta& meta, const std::string& 
                       std::to_string(batches_per_epoch_) + " batches");
   OpenEpoch open;
   open.next_batch = o.next_batch;
-  load_part(where, "open_epoch.json", [&] {
-    std::ifstream in(dir + "/open_epoch.json", std::ios::binary);
+  load_part(where, checkpoint_files::kOpenEpochParts, [&] {
+    std::ifstream in(dir + "/" + checkpoint_files::kOpenEpochParts, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     OpenEpochRank mine = parse_open_epoch_rank(text, run_.rank, where);
     open.record = std::move(mine.record);
     open.seconds = mine.seconds;
     restore_callbacks(mine.callbacks, where);
   });
-  load_part(where, "open_epoch.pt", [&] {
+  load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
     std::vector<torch::Tensor> logs;
-    torch::load(logs, dir + "/open_epoch.pt");
+    torch::load(logs, dir + "/" + checkpoint_files::kOpenEpochBatches);
     if (static_cast<int>(logs.size()) != run_.world_size)
       throw std::runtime_error("it holds the records of another number of ranks");
     open.batches = bytes_of(logs[static_cast<std::size_t>(run_.rank)]);

@@ -143,9 +143,9 @@ bool is_run_output(const RunInfo& run, const std::string& path) {
 namespace run_files {
 
 const std::vector<std::string>& reserved() {
-  static const std::vector<std::string> names = {"config.json", "config_history.jsonl", "history.json",
-                                                 "results.json", "run.json", "train.log", "checkpoints",
-                                                 kOutputList, kLock, kPreviousRun, kDiscarded};
+  static const std::vector<std::string> names = {kConfig,  kConfigHistory, kHistory,    kResults,
+                                                 kRunInfo, kLog,           kCheckpoints, kOutputList,
+                                                 kLock,    kPreviousRun,   kDiscarded};
   return names;
 }
 

@@ -40,7 +40,23 @@ SKEIN_EXPORT bool is_run_output(const RunInfo& run, const std::string& path);
 SKEIN_EXPORT bool outside_run_dir_allowed();
 
 namespace run_files {
-// The run's own entries, written by skein's core only.
+// The run directory's own entries, written by skein's core only (a plugin's
+// outputs are refused these names). Their one home: every part of skein
+// names them from here.
+//   config.json           the resolved config the run started with (launcher)
+//   config_history.jsonl  one line per start or resume, with its config
+//   history.json          the history, rewritten after every epoch (rank 0)
+//   results.json          epochs, stop reason, test results (rank 0, at the end)
+//   run.json              the processes of the run and their agreement (launcher)
+//   train.log             the run's log lines (rank 0)
+//   checkpoints/          epoch_*, step_*, best, final (trainer_checkpoint.cpp)
+inline constexpr const char* kConfig = "config.json";
+inline constexpr const char* kConfigHistory = "config_history.jsonl";
+inline constexpr const char* kHistory = "history.json";
+inline constexpr const char* kResults = "results.json";
+inline constexpr const char* kRunInfo = "run.json";
+inline constexpr const char* kLog = "train.log";
+inline constexpr const char* kCheckpoints = "checkpoints";
 inline constexpr const char* kOutputList = ".skein-outputs";
 inline constexpr const char* kLock = ".skein.lock";
 // Where --overwrite keeps the previous run's outputs until the new run has
@@ -52,6 +68,8 @@ inline constexpr const char* kDiscarded = ".skein-discarded";
 // ends with "/" (a container); a name without it is skein's whole.
 inline constexpr const char* kListHeader = "# skein-outputs 2";
 SKEIN_EXPORT const std::vector<std::string>& reserved();
+// run_dir/entry.
+inline std::string path(const std::string& run_dir, const char* entry) { return run_dir + "/" + entry; }
 
 // For skein's host. Outputs recorded before the run directory is adopted
 // (while the config is still being validated) wait in memory; adopt() writes

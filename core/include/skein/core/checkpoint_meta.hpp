@@ -18,6 +18,19 @@ namespace skein::core {
 // The trainer.json layout this skein writes and reads.
 inline constexpr int kCheckpointFormat = 1;
 
+// The files of a checkpoint directory (trainer_checkpoint.cpp says what each holds).
+namespace checkpoint_files {
+inline constexpr const char* kModel = "model.pt";
+inline constexpr const char* kStateDict = "model_state_dict.pt";
+inline constexpr const char* kOptimizer = "optimizer.pt";
+inline constexpr const char* kHistory = "history.json";
+inline constexpr const char* kRng = "rng.pt";
+inline constexpr const char* kParallel = "parallel.pt";
+inline constexpr const char* kOpenEpochParts = "open_epoch.json";
+inline constexpr const char* kOpenEpochBatches = "open_epoch.pt";
+inline constexpr const char* kMeta = "trainer.json";  // written last: marks it complete
+}  // namespace checkpoint_files
+
 struct CheckpointMeta {
   struct CallbackState {
     std::string plugin;     // "" when the entry names none

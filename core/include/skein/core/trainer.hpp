@@ -24,6 +24,7 @@
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/parallel.hpp"
+#include "skein/run_output.hpp"
 #include "skein/run_store.hpp"
 
 namespace skein::core {
@@ -142,7 +143,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   const nlohmann::json& config() const override { return config_.resolved; }
   void request_checkpoint(const std::string& name,
                           const std::vector<std::string>& remove_after) override;
-  std::string checkpoint_root() const override { return run_.run_dir + "/checkpoints"; }
+  std::string checkpoint_root() const override { return run_files::path(run_.run_dir, run_files::kCheckpoints); }
 
  private:
   void train_epoch();
