@@ -42,7 +42,7 @@ int worker(int rank, int world, const std::string& backend, long batches, long e
   skein::core::PluginRegistry registry;
   registry.scan_directory(plugin_dir);
   const auto& rec = registry.require(backend);
-  skein::Options opts(backend, skein::core::validate_options(rec.options, nlohmann::json::object(), backend));
+  skein::Options opts(backend, skein::core::validate_options(rec.options, nlohmann::json::object(), backend, backend));
   auto history_backend = registry.create<skein::HistoryBackend>(rec, skein::PluginArgs{opts, run, nullptr, &rs});
   skein::History history;
   const int k_loss = history.batches().key("train_loss"), k_size = history.batches().key("train_batch_size");

@@ -125,7 +125,7 @@ struct Fixture {
   Fixture() { test::load_test_plugins(registry); }
   std::shared_ptr<skein::Callback> make(const std::string& name, const nlohmann::json& options = {}) {
     const auto& rec = registry.require(name);
-    auto values = skein::core::validate_options(rec.options, options.is_null() ? nlohmann::json::object() : options, name);
+    auto values = skein::core::validate_options(rec.options, options.is_null() ? nlohmann::json::object() : options, name, name);
     skein::Options opts(name, values);
     return registry.create<skein::Callback>(rec, skein::PluginArgs{opts, run, nullptr});
   }

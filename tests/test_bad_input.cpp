@@ -11,6 +11,7 @@
 #include <torch/serialize.h>  // torch::pickle_save
 
 #include "skein/core/run_dir.hpp"
+#include "skein/core/config.hpp"
 #include "test_support.hpp"
 
 // The bad-input catalogue of the README's troubleshooting section, one test
@@ -170,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_shared_library_that_is_not_a_plugin) {
 }
 
 BOOST_AUTO_TEST_CASE(wrong_api_version) {
-  expect(train("--plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so"), 2, "got 3.4, host supports 2.4");
+  expect(train("--plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so"), 2, "got 3.5, host supports 2.5");
 }
 
 BOOST_AUTO_TEST_CASE(missing_dataset_file) {
@@ -433,6 +434,27 @@ BOOST_AUTO_TEST_CASE(errors_name_the_plugin_and_blame_the_command_line) {
   cfg["model"]["hidden"] = {0};
   test::write_text(tmp.str("zero.json"), cfg.dump());
   expect(train("", "zero.json"), 2, "zero.json: model (plugin 'mlp'): option 'hidden'");
+  // An option error raised by a plugin's code (OptionError) is located at the
+  // plugin's place in the config: a callback's, the optimizer's, a config value's.
+  expect(train("--plugin early_stopping:patience=0"), 2,
+         "command line (--plugin early_stopping:patience=0): callbacks[0] (plugin 'early_stopping'): option 'patience'");
+  expect(train("--set seed=-3"), 2, "command line (--set seed=-3): seed: must be >= 0");
+  expect(train("--set 'model.activation=\"sine\"'"), 2, "command line (--set model.activation=\"sine\")");
+}
+
+// blame() finds the flag by the error's path, carried as data: a message
+// that merely looks like "KEY: ..." is not taken for one.
+BOOST_AUTO_TEST_CASE(blame_reads_the_path_not_the_message) {
+  skein::core::RunConfig config;
+  config.config_path = "c.json";
+  config.from_command_line = {{"model.hidden", "--set model.hidden=[0]"}};
+  BOOST_TEST(skein::core::blame(skein::core::ConfigPathError("model.hidden", "model: option 'hidden' bad"), config) ==
+             "command line (--set model.hidden=[0]): model: option 'hidden' bad");
+  BOOST_TEST(skein::core::blame(skein::core::ConfigPathError("model.hidden.0", "x"), config) ==
+             "command line (--set model.hidden=[0]): x");
+  BOOST_TEST(skein::core::blame(skein::core::ConfigPathError("model.hiddenx", "x"), config) == "c.json: x");
+  BOOST_TEST(skein::core::blame(skein::ConfigError("model.hidden: looks like a path"), config) ==
+             "c.json: model.hidden: looks like a path");
 }
 
 

@@ -77,8 +77,8 @@ BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   BOOST_TEST(reg.plugins().size() == 1u);  // no_entry: its manifest is fine, it fails when used
   BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
   BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "has no .skein_manifest section"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 3.4, host supports 2.4"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 2.99, host supports 2.4"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 3.5, host supports 2.5"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 2.99, host supports 2.5"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
   skein::RunInfo run;
   skein::Options opts("callbacks[0] (plugin 'no_entry')", nlohmann::json::object());
@@ -122,11 +122,11 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
     PluginRegistry reg;
     test::load_test_plugins(reg);
     const auto& cb = reg.require("probe_callback");
-    skein::Options cb_opts("probe", skein::core::validate_options(cb.options, nlohmann::json::object(), "cb"));
+    skein::Options cb_opts("probe", skein::core::validate_options(cb.options, nlohmann::json::object(), "cb", "cb"));
     callback = reg.create<skein::Callback>(reg.require("probe_callback"),
                                            skein::PluginArgs{cb_opts, run, nullptr});
     const auto& pm = reg.require("probe_model");
-    skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "x"}}, "m"));
+    skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "x"}}, "m", "m"));
     model = reg.create<skein::Model>(pm, skein::PluginArgs{m_opts, run, &info});
   }  // registry gone
   auto out = model->forward(torch::ones({2, 4}));
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
   reg2->scan_directory(TEST_PLUGIN_DIR);
   reg2->scan_directory(SKEIN_PLUGIN_DIR);
   const auto& pm = reg2->require("probe_model");
-  skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "y"}}, "m"));
+  skein::Options m_opts("probe_model", skein::core::validate_options(pm.options, {{"tag", "y"}}, "m", "m"));
   auto model2 = reg2->create<skein::Model>(pm, skein::PluginArgs{m_opts, run, &info});
   reg2.reset();
   model.reset();

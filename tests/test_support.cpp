@@ -129,7 +129,7 @@ void load_test_plugins(skein::core::PluginRegistry& registry) {
 
 std::shared_ptr<skein::Dataset> open_idx(skein::core::PluginRegistry& registry, nlohmann::json options) {
   const auto& rec = registry.require("idx");
-  options = skein::core::validate_options(rec.options, options, "data");
+  options = skein::core::validate_options(rec.options, options, "data", "data");
   skein::Options opts("data (plugin 'idx')", options);
   static const skein::RunInfo one_process;  // outlives the dataset, which may keep it
   return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, one_process, nullptr});

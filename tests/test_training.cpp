@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(class_probabilities_are_targets_of_cross_entropy) {
 BOOST_AUTO_TEST_CASE(class_weights_of_the_losses) {
   auto loss = [&](const std::string& name, const nlohmann::json& options) {
     const auto& rec = registry.require(name);
-    skein::Options opts(name, skein::core::validate_options(rec.options, options, name));
+    skein::Options opts(name, skein::core::validate_options(rec.options, options, name, name));
     return registry.create<skein::Loss>(rec, skein::PluginArgs{opts, skein::RunInfo{}, nullptr});
   };
   torch::manual_seed(5);

@@ -221,7 +221,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
   }
   if (!config.contains("callbacks")) config["callbacks"] = schema_default("callbacks");
   auto& callbacks = config["callbacks"];
-  if (!callbacks.is_array()) throw ConfigError("callbacks: expected a list");
+  if (!callbacks.is_array()) throw ConfigPathError("callbacks", "callbacks: expected a list");
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     auto& cb = callbacks[i];
     if (cb.is_object() && cb.contains("plugin") && cb["plugin"] == rec.name) {
@@ -236,22 +236,24 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
 
 namespace {
 
-PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, PluginKind kind,
-                         PluginRegistry& registry) {
-  if (!entry.is_object()) throw ConfigError(where + ": expected an object with a \"plugin\" key");
+// `where` names the entry in messages ("callbacks[1]"), `path` in data ("callbacks.1").
+PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, const std::string& path,
+                         PluginKind kind, PluginRegistry& registry) {
+  if (!entry.is_object()) throw ConfigPathError(path, where + ": expected an object with a \"plugin\" key");
   auto it = entry.find("plugin");
   if (it == entry.end() || !it->is_string())
-    throw ConfigError(where + ".plugin: missing (name of a " + std::string(to_string(kind)) +
-                      " plugin)");
+    throw ConfigPathError(path + ".plugin", where + ".plugin: missing (name of a " + std::string(to_string(kind)) +
+                                                " plugin)");
   std::string name = it->get<std::string>();
   const PluginRecord& rec = looks_like_path(name) ? registry.load_file(name) : registry.require(name);
   if (rec.kind != kind)
-    throw ConfigError(where + ".plugin: '" + rec.name + "' is a " + to_string(rec.kind) +
-                      " plugin, not a " + to_string(kind) + " plugin");
+    throw ConfigPathError(path + ".plugin", where + ".plugin: '" + rec.name + "' is a " + to_string(rec.kind) +
+                                                " plugin, not a " + to_string(kind) + " plugin");
   PluginUse use;
   use.record = &rec;
   use.where = where;
-  use.options = validate_options(rec.options, entry, where, {"plugin"});
+  use.path = path;
+  use.options = validate_options(rec.options, entry, where, path, {"plugin"});
   return use;
 }
 
@@ -260,43 +262,22 @@ PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, 
 void migrate_optimizer_name(nlohmann::json& optimizer) {
   if (!optimizer.is_object() || !optimizer.contains("name")) return;
   if (optimizer.contains("plugin"))
-    throw ConfigError("optimizer: give \"plugin\" only (\"name\" is its old spelling)");
+    throw ConfigPathError("optimizer", "optimizer: give \"plugin\" only (\"name\" is its old spelling)");
   if (!optimizer["name"].is_string())
-    throw ConfigError("optimizer.name: expected string, got " + optimizer["name"].dump());
+    throw ConfigPathError("optimizer.name", "optimizer.name: expected string, got " + optimizer["name"].dump());
   optimizer["plugin"] = optimizer["name"];
   optimizer.erase("name");
 }
 
 std::int64_t positive(const nlohmann::json& cfg, const char* key) {
   auto v = cfg[key].get<std::int64_t>();
-  if (v <= 0) throw ConfigError(std::string(key) + ": must be positive, got " + std::to_string(v));
+  if (v <= 0) throw ConfigPathError(key, std::string(key) + ": must be positive, got " + std::to_string(v));
   return v;
 }
 
 }  // namespace
 
 namespace {
-
-// "callbacks[1] (plugin 'x'): option 'patience' ..." or "optimizer.lr: ..."
-// -> "callbacks.1.patience" / "optimizer.lr"; "" when the message names no key.
-std::string key_path_of(const std::string& message) {
-  std::string path;
-  std::size_t i = 0;
-  for (; i < message.size(); ++i) {
-    const char c = message[i];
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') path += c;
-    else if (c == '[') path += '.';
-    else if (c != ']') break;
-  }
-  if (path.empty() || i == message.size() || (message[i] != ':' && message[i] != ' ')) return "";
-  const std::string option = "): option '";
-  const auto o = message.find(option, i);
-  if (message.compare(i, 10, " (plugin '") == 0 && o != std::string::npos) {
-    const auto end = message.find('\'', o + option.size());
-    if (end != std::string::npos) path += "." + message.substr(o + option.size(), end - o - option.size());
-  }
-  return path;
-}
 
 bool under(const std::string& path, const std::string& root) {
   return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
@@ -356,40 +337,49 @@ void switch_plugin(nlohmann::json& raw, const std::vector<std::string>& sets, st
 void resolve_data_info(const nlohmann::json& cfg, bool data_required, RunConfig& rc) {
   const nlohmann::json& info = cfg["data_info"];
   if (!cfg["data"].is_null()) {
-    if (!info.is_null()) throw ConfigError("data_info: give it only without data (the dataset tells the shapes)");
+    if (!info.is_null())
+      throw ConfigPathError("data_info", "data_info: give it only without data (the dataset tells the shapes)");
     return;
   }
   if (data_required)
-    throw ConfigError("data: required option is missing (object: Dataset plugin and its options)");
+    throw ConfigPathError("data", "data: required option is missing (object: Dataset plugin and its options)");
   const std::string expected = "data_info: without data, a session needs {\"input_shape\": [dims of one sample], "
                                "\"num_classes\": classes, or the output width of a regression}";
-  if (!info.is_object()) throw ConfigError(expected);
+  if (!info.is_object()) throw ConfigPathError("data_info", expected);
   for (auto it = info.begin(); it != info.end(); ++it)
     if (it.key() != "input_shape" && it.key() != "num_classes")
-      throw ConfigError("data_info: unknown key '" + it.key() + "' (input_shape, num_classes)");
+      throw ConfigPathError("data_info." + it.key(), "data_info: unknown key '" + it.key() + "' (input_shape, num_classes)");
   const auto shape = info.find("input_shape");
   const auto classes = info.find("num_classes");
   if (shape == info.end() || !shape->is_array() || shape->empty() || classes == info.end())
-    throw ConfigError(expected);
+    throw ConfigPathError("data_info", expected);
   for (const auto& d : *shape)
     if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
-      throw ConfigError("data_info.input_shape: expected positive integers, got " + shape->dump());
+      throw ConfigPathError("data_info.input_shape", "data_info.input_shape: expected positive integers, got " + shape->dump());
   if (!classes->is_number_integer() || classes->get<std::int64_t>() <= 0)
-    throw ConfigError("data_info.num_classes: expected a positive integer, got " + classes->dump());
+    throw ConfigPathError("data_info.num_classes", "data_info.num_classes: expected a positive integer, got " + classes->dump());
   rc.data_info.input_shape = shape->get<std::vector<std::int64_t>>();
   rc.data_info.num_classes = classes->get<std::int64_t>();
 }
 
 }  // namespace
 
-std::string blame(const std::string& message, const RunConfig& config) {
-  const std::string path = key_path_of(message);
+namespace {
+
+std::string blame(const std::string& message, const std::string& path, const RunConfig& config) {
   if (!path.empty()) {
     // The last flag that set the value wins, as when it was applied.
     for (auto it = config.from_command_line.rbegin(); it != config.from_command_line.rend(); ++it)
       if (under(path, it->first)) return "command line (" + it->second + "): " + message;
   }
   return config.config_path.empty() ? message : config.config_path + ": " + message;
+}
+
+}  // namespace
+
+std::string blame(const ConfigError& error, const RunConfig& config) {
+  const auto* located = dynamic_cast<const ConfigPathError*>(&error);
+  return blame(error.what(), located ? located->path() : std::string(), config);
 }
 
 RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry) {
@@ -417,21 +407,21 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
                          " processes and the config names no parallel plugin)";
   }
   try {
-    nlohmann::json cfg = validate_options(top_level_schema(), raw, "config");
+    nlohmann::json cfg = validate_options(top_level_schema(), raw, "config", "");
     // Keys read better without the "config." prefix the validator adds.
     rc.batch_size = positive(cfg, "batch_size");
     rc.max_epochs = positive(cfg, "max_epochs");
     rc.accumulate_steps = positive(cfg, "accumulate_steps");
     const auto precision = cfg["precision"].get<std::string>();
     if (precision != "32" && precision != "bf16-mixed")
-      throw ConfigError("precision: must be \"32\" or \"bf16-mixed\", got '" + precision + "'");
+      throw ConfigPathError("precision", "precision: must be \"32\" or \"bf16-mixed\", got '" + precision + "'");
     rc.bf16_mixed = precision == "bf16-mixed";
     auto seed = cfg["seed"].get<std::int64_t>();
-    if (seed < 0) throw ConfigError("seed: must be >= 0, got " + std::to_string(seed));
+    if (seed < 0) throw ConfigPathError("seed", "seed: must be >= 0, got " + std::to_string(seed));
     rc.seed = static_cast<std::uint64_t>(seed);
     rc.valid_split = cfg["valid_split"].get<double>();
     if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
-      throw ConfigError("valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
+      throw ConfigPathError("valid_split", "valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
     rc.valid_stratified = cfg["valid_stratified"].get<bool>();
     rc.standardize = cfg["standardize"].get<bool>();
 
@@ -439,16 +429,16 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     rc.init_strict = cfg["init_strict"].get<bool>();
     rc.data_workers = cfg["data_workers"].get<std::int64_t>();
     if (rc.data_workers < 0 || rc.data_workers > 64)
-      throw ConfigError("data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
+      throw ConfigPathError("data_workers", "data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
     migrate_optimizer_name(cfg["optimizer"]);
 
     resolve_data_info(cfg, sources.data_required, rc);
     for (const auto& slot : kSlots)
       if (!cfg[slot.key].is_null() || slot.use != &RunConfig::data)
-        rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.kind, registry);
+        rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.key, slot.kind, registry);
     const auto& cbs = cfg["callbacks"];
     for (std::size_t i = 0; i < cbs.size(); ++i)
-      rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]",
+      rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]", "callbacks." + std::to_string(i),
                                             PluginKind::callback, registry));
 
     // The resolved config: every option explicit, plus the plugin versions used.
@@ -469,8 +459,9 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     return rc;
   } catch (const ConfigError& e) {
     std::string msg = e.what();
-    if (msg.rfind("config.", 0) == 0) msg = msg.substr(7);
-    throw ConfigError(blame(msg, rc));
+    if (msg.rfind("config.", 0) == 0) msg = msg.substr(7);  // top-level keys are named bare
+    const auto* located = dynamic_cast<const ConfigPathError*>(&e);
+    throw ConfigError(blame(msg, located ? located->path() : std::string(), rc));
   }
 }
 

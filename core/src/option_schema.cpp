@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "skein/core/config_error.hpp"
 #include "skein/core/suggest.hpp"
 #include "skein/errors.hpp"
 
@@ -40,8 +41,10 @@ bool matches_type(OptionType type, const nlohmann::json& v) {
 }
 
 nlohmann::json validate_options(const std::vector<OptionSpec>& schema, const nlohmann::json& given,
-                                const std::string& where, const std::vector<std::string>& ignore) {
-  if (!given.is_object()) throw ConfigError(where + ": expected an object, got " + given.dump());
+                                const std::string& where, const std::string& path,
+                                const std::vector<std::string>& ignore) {
+  auto at = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
+  if (!given.is_object()) throw ConfigPathError(path, where + ": expected an object, got " + given.dump());
   std::vector<std::string> names;
   for (const auto& spec : schema) names.push_back(spec.name);
 
@@ -51,19 +54,19 @@ nlohmann::json validate_options(const std::vector<OptionSpec>& schema, const nlo
     auto spec = std::find_if(schema.begin(), schema.end(),
                              [&](const OptionSpec& s) { return it.key() == s.name; });
     if (spec == schema.end())
-      throw ConfigError(where + "." + it.key() + ": unknown key" + did_you_mean(it.key(), names));
+      throw ConfigPathError(at(it.key()), where + "." + it.key() + ": unknown key" + did_you_mean(it.key(), names));
     // An int is a fine number; a whole-valued float is not an int. null is
     // accepted where it is the default ("unset").
     const bool null_default = spec->default_json && std::string(spec->default_json) == "null";
     if (!(it.value().is_null() && null_default) && !matches_type(spec->type, it.value()))
-      throw ConfigError(where + "." + it.key() + ": expected " + to_string(spec->type) +
+      throw ConfigPathError(at(it.key()), where + "." + it.key() + ": expected " + to_string(spec->type) +
                         (it.value().is_number_integer() ? " (64-bit)" : "") + ", got " + it.value().dump());
     out[it.key()] = it.value();
   }
   for (const auto& spec : schema) {
     if (out.contains(spec.name)) continue;
     if (!spec.default_json)
-      throw ConfigError(where + "." + spec.name + ": required option is missing (" +
+      throw ConfigPathError(at(spec.name), where + "." + spec.name + ": required option is missing (" +
                         to_string(spec.type) + ": " + (spec.doc ? spec.doc : "") + ")");
     try {
       out[spec.name] = nlohmann::json::parse(spec.default_json);

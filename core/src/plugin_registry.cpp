@@ -337,6 +337,8 @@ void* PluginRegistry::create_raw(const PluginRecord& rec, const PluginArgs& args
     void* raw = rec.create(&args);
     if (!raw) throw PluginError(who + ": factory returned nothing");
     return raw;
+  } catch (const OptionError& e) {
+    throw OptionError(e.option(), named(e.what()));  // the option stays data: the caller locates it
   } catch (const ConfigError& e) {
     throw ConfigError(named(e.what()));
   } catch (const PluginError& e) {

@@ -223,7 +223,7 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
   try {
     trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
   } catch (const ConfigError& e) {
-    throw ConfigError(blame(e.what(), config));
+    throw ConfigError(blame(e, config));
   }
   if (!request.resume_dir.empty()) {
     const std::string checkpoint = find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints));

@@ -82,7 +82,7 @@ struct Session::Impl {
       try {
         trainer = std::make_unique<Trainer>(config, registry, run, log.stream(), store ? &store : nullptr);
       } catch (const ConfigError& e) {
-        throw ConfigError(blame(e.what(), config));
+        throw ConfigError(blame(e, config));
       }
       if (!request.resume_dir.empty()) restore(find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints)));
       if (dir) {

@@ -73,6 +73,18 @@ void check_class_scores(const torch::Tensor& outputs, const torch::Tensor& targe
   throw ConfigError(message);
 }
 
+// Runs `step`, code of the plugin `use`: an error about one of its options
+// (OptionError) is located in the config at the plugin's path + the option,
+// so that blame() names the file or --set flag that gave the value.
+template <class Step>
+auto located(const PluginUse& use, Step&& step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const OptionError& e) {
+    throw ConfigPathError(use.path + "." + e.option(), e.what());
+  }
+}
+
 }  // namespace
 
 // The dataset's splits: train (less the validation rows, unless the dataset
@@ -82,19 +94,20 @@ void Trainer::open_splits() {
   const std::string data_where = "data (plugin '" + config_.data.record->name + "')";  // in errors
   std::shared_ptr<const SampleSource> train_source, valid_source, test_source;
   auto* own_valid = dynamic_cast<OwnValidation*>(data_.get());
+  auto from_data = [&](auto&& read) { return located(config_.data, read); };  // the dataset's code runs
   if (auto* streaming = dynamic_cast<StreamingDataset*>(data_.get())) {
-    train_source = streaming->train_source();
-    test_source = streaming->test_source();
-    if (own_valid) valid_source = own_valid->valid_source();
+    train_source = from_data([&] { return streaming->train_source(); });
+    test_source = from_data([&] { return streaming->test_source(); });
+    if (own_valid) valid_source = from_data([&] { return own_valid->valid_source(); });
   } else {
-    TensorSplit whole = data_->train();
+    TensorSplit whole = from_data([&] { return data_->train(); });
     check_split(whole, "train");
     train_source = memory_source(std::move(whole));
-    if (auto t = data_->test()) {
+    if (auto t = from_data([&] { return data_->test(); })) {
       check_split(*t, "test");
       test_source = memory_source(std::move(*t));
     }
-    if (auto v = own_valid ? own_valid->valid() : std::nullopt) {
+    if (auto v = own_valid ? from_data([&] { return own_valid->valid(); }) : std::nullopt) {
       check_split(*v, "valid");
       valid_source = memory_source(std::move(*v));
     }
@@ -149,12 +162,15 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   torch::manual_seed(config_.seed);
 
   const Options loss_opts = config_.loss.make_options();
-  loss_ = registry.create<Loss>(*config_.loss.record, PluginArgs{loss_opts, run_, nullptr, store_});
+  loss_ = located(config_.loss,
+                  [&] { return registry.create<Loss>(*config_.loss.record, PluginArgs{loss_opts, run_, nullptr, store_}); });
 
   if (config_.data.record) {
     const Options data_opts = config_.data.make_options();
-    data_ = registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
-    data_info_ = data_->info();
+    data_ = located(config_.data, [&] {
+      return registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
+    });
+    data_info_ = located(config_.data, [&] { return data_->info(); });
     open_splits();
   } else {
     // A session fed by its program: the config's data_info sizes the model.
@@ -166,7 +182,9 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
   const Options model_opts = config_.model.make_options();
-  model_ = registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &data_info_, store_});
+  model_ = located(config_.model, [&] {
+    return registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &data_info_, store_});
+  });
   // Every rank reads the same file; ddp's broadcast then changes nothing.
   if (!config_.init_from.empty()) {
     const WarmStartReport report = warm_start(*model_, {config_.init_from, config_.init_strict});
@@ -175,16 +193,20 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   }
 
   const Options par_opts = config_.parallel.make_options();
-  parallel_ = registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
-  parallel_->prepare(*model_);
+  parallel_ = located(config_.parallel, [&] {
+    return registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
+  });
+  located(config_.parallel, [&] { parallel_->prepare(*model_); });
   const Options opt_opts = config_.optimizer.make_options();
-  optimizer_factory_ =
-      registry.create<OptimizerFactory>(*config_.optimizer.record, PluginArgs{opt_opts, run_, nullptr, store_});
-  optimizer_ = optimizer_factory_->create(model_->parameters());
+  optimizer_factory_ = located(config_.optimizer, [&] {
+    return registry.create<OptimizerFactory>(*config_.optimizer.record, PluginArgs{opt_opts, run_, nullptr, store_});
+  });
+  optimizer_ = located(config_.optimizer, [&] { return optimizer_factory_->create(model_->parameters()); });
 
   const Options hist_opts = config_.history.make_options();
-  backend_ = registry.create<HistoryBackend>(*config_.history.record,
-                                             PluginArgs{hist_opts, run_, nullptr, store_});
+  backend_ = located(config_.history, [&] {
+    return registry.create<HistoryBackend>(*config_.history.record, PluginArgs{hist_opts, run_, nullptr, store_});
+  });
   // Asked of the backend, not of its name: a third-party backend may sync too.
   if (run_.world_size > 1 && run_.is_main() && !backend_->synchronizes_ranks())
     skein::warn("history '" + config_.history.record->name +
@@ -193,7 +215,7 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   for (const auto& use : config_.callbacks) {
     const Options opts = use.make_options();
     callbacks_.push_back(
-        registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr, store_}));
+        located(use, [&] { return registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr, store_}); }));
   }
 
   // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks

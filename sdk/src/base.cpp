@@ -32,6 +32,10 @@ std::string printable(const std::string& text) {
 
 ConfigError::ConfigError(const std::string& message) : std::runtime_error(printable(message)) {}
 ConfigError::~ConfigError() = default;
+
+OptionError::OptionError(std::string option, const std::string& message)
+    : ConfigError(message), option_(std::move(option)) {}
+OptionError::~OptionError() = default;
 PluginError::~PluginError() = default;
 
 const char* to_string(PluginKind kind) {

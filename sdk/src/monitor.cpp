@@ -48,7 +48,7 @@ double Monitor::value_in(const nlohmann::json& epoch, const std::string& owner) 
     if (k.key().size() > 5 && k.key().compare(k.key().size() - 5, 5, "_best") == 0) continue;
     held += (held.empty() ? "" : ", ") + k.key();
   }
-  throw ConfigError(owner + ": option 'monitor' names '" + key_ + "', which the history does not hold" +
+  throw OptionError("monitor", owner + ": option 'monitor' names '" + key_ + "', which the history does not hold" +
                     (it != epoch.end() ? " as a number" : "") + " (it holds: " + (held.empty() ? "nothing" : held) +
                     ")");
 }

@@ -17,7 +17,7 @@ torch::nn::AnyModule make_activation(const std::string& name, const std::string&
   if (name == "sigmoid") return torch::nn::AnyModule(torch::nn::Sigmoid());
   if (name == "leaky_relu") return torch::nn::AnyModule(torch::nn::LeakyReLU());
   if (name == "elu") return torch::nn::AnyModule(torch::nn::ELU());
-  throw ConfigError(owner + ": option 'activation' must be one of relu, gelu, tanh, sigmoid, "
+  throw OptionError("activation", owner + ": option 'activation' must be one of relu, gelu, tanh, sigmoid, "
                     "leaky_relu, elu; got '" + name + "'");
 }
 

@@ -13,7 +13,7 @@ bool Options::has(const std::string& key) const {
 }
 
 void Options::fail(const std::string& key, const std::string& why) const {
-  throw ConfigError(owner_ + ": option '" + key + "' " + why);
+  throw OptionError(key, owner_ + ": option '" + key + "' " + why);
 }
 
 const nlohmann::json& Options::at(const std::string& key) const {

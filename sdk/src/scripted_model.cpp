@@ -42,7 +42,7 @@ std::string read_bytes(const std::string& path, const std::string& owner) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (!in) throw ConfigError(owner + ": option 'path': cannot read '" + path + "'");
+  if (!in) throw OptionError("path", owner + ": option 'path': cannot read '" + path + "'");
   return bytes.str();
 }
 
@@ -53,11 +53,11 @@ void refuse_outside_operators(const std::string& bytes, const std::string& path,
   try {
     use = find_outside_operator(bytes);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
+    throw OptionError("path", owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");
   }
   if (use)
-    throw ConfigError(owner + ": option 'path': '" + path + "': " + use->function + " calls " + use->op +
+    throw OptionError("path", owner + ": option 'path': '" + path + "': " + use->function + " calls " + use->op +
                       ", which reaches files or processes; a TorchScript file is a program that runs with your "
                       "rights: if you trust this one, allow it with --allow-script-file-ops (or " +
                       env::kAllowScriptFileOps + "=1)");
@@ -73,9 +73,9 @@ bool script_file_ops_allowed() {
 torch::jit::Module load_script_module(const std::string& path, const std::string& owner, int tensor_args,
                                       std::string* sha256) {
   struct stat st {};
-  if (path.empty()) throw ConfigError(owner + ": option 'path' is empty (a file saved by torch.jit.save)");
+  if (path.empty()) throw OptionError("path", owner + ": option 'path' is empty (a file saved by torch.jit.save)");
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw ConfigError(owner + ": option 'path': no such file '" + path + "'");
+    throw OptionError("path", owner + ": option 'path': no such file '" + path + "'");
   // The bytes checked and hashed are the bytes loaded, whatever happens to
   // the file meanwhile.
   const std::string bytes = read_bytes(path, owner);
@@ -83,7 +83,7 @@ torch::jit::Module load_script_module(const std::string& path, const std::string
   try {
     check_zip_record_sizes(path);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
+    throw OptionError("path", owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
   }
   if (!script_file_ops_allowed()) refuse_outside_operators(bytes, path, owner);
   torch::jit::Module script;
@@ -91,11 +91,11 @@ torch::jit::Module load_script_module(const std::string& path, const std::string
     std::istringstream in(bytes);
     script = torch::jit::load(in);
   } catch (const std::exception& e) {
-    throw ConfigError(owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
+    throw OptionError("path", owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" +
                       first_line(e.what()) + ")");
   }
   auto forward = script.find_method("forward");
-  if (!forward) throw ConfigError(owner + ": option 'path': the TorchScript module in '" + path + "' has no forward method");
+  if (!forward) throw OptionError("path", owner + ": option 'path': the TorchScript module in '" + path + "' has no forward method");
   const auto& schema = forward->function().getSchema();
   const auto& args = schema.arguments();
   const auto wanted = static_cast<std::size_t>(tensor_args);
@@ -107,7 +107,7 @@ torch::jit::Module load_script_module(const std::string& path, const std::string
   const bool returns_tensor = schema.returns().size() == 1 &&
                               schema.returns()[0].type()->kind() == c10::TypeKind::TensorType;
   if (!tensors || !returns_tensor)
-    throw ConfigError(owner + ": option 'path': the forward of '" + path + "' is '" + signature(schema) +
+    throw OptionError("path", owner + ": option 'path': the forward of '" + path + "' is '" + signature(schema) +
                       "'; skein calls " +
                       (tensor_args == 1 ? "forward(x: Tensor) -> Tensor" : "forward(outputs: Tensor, targets: Tensor) -> Tensor"));
   return script;

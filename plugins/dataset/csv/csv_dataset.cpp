@@ -85,15 +85,15 @@ Settings read_settings(const skein::Options& opt) {
 // read is a configuration error (exit 2), like any option naming nothing.
 std::ifstream open_file(const skein::Options& opt, const std::string& key, const std::string& path) {
   const std::string prefix = opt.owner() + ": option '" + key + "': cannot read '" + path + "'";
-  if (boost::filesystem::is_directory(path)) throw skein::ConfigError(prefix + " (a directory)");
+  if (boost::filesystem::is_directory(path)) throw skein::OptionError(key, prefix + " (a directory)");
   try {
     skein::regular_file_size(path);  // a FIFO would block the open, /dev/zero never end
   } catch (const std::runtime_error& e) {
-    throw skein::ConfigError(opt.owner() + ": option '" + key + "': " + e.what());
+    throw skein::OptionError(key, opt.owner() + ": option '" + key + "': " + e.what());
   }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw skein::ConfigError(prefix + (errno ? " (" + std::string(std::strerror(errno)) + ")" : ""));
+  if (!in) throw skein::OptionError(key, prefix + (errno ? " (" + std::string(std::strerror(errno)) + ")" : ""));
   return in;
 }
 

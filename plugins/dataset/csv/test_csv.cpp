@@ -32,7 +32,7 @@ struct Fixture {
 
   std::shared_ptr<skein::Dataset> open(nlohmann::json options, const skein::RunInfo& run = {}) {
     const auto& rec = registry.require("csv");
-    options = skein::core::validate_options(rec.options, options, "data");
+    options = skein::core::validate_options(rec.options, options, "data", "data");
     const skein::Options opts("data (plugin 'csv')", options);
     return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
   }

@@ -39,7 +39,7 @@ struct Fixture {
   std::shared_ptr<const skein::SampleSource> open() {
     const auto& rec = registry.require("npy");
     const auto options =
-        skein::core::validate_options(rec.options, {{"train_inputs", x}, {"train_targets", y}}, "data");
+        skein::core::validate_options(rec.options, {{"train_inputs", x}, {"train_targets", y}}, "data", "data");
     const skein::Options opts("data (plugin 'npy')", options);
     data = registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, skein::RunInfo{}, nullptr});
     return std::dynamic_pointer_cast<skein::StreamingDataset>(data)->train_source();

@@ -33,7 +33,7 @@ class BceWithLogits final : public skein::ElementwiseLoss {
     if (!pos_weight_.empty()) {
       const std::int64_t outputs_per_sample = outputs.dim() > 1 ? outputs.size(-1) : 1;
       if (pos_weight_.size() != 1 && static_cast<std::int64_t>(pos_weight_.size()) != outputs_per_sample)
-        throw skein::ConfigError("loss (plugin 'bce_with_logits'): option 'pos_weight' has " +
+        throw skein::OptionError("pos_weight", "loss (plugin 'bce_with_logits'): option 'pos_weight' has " +
                                  std::to_string(pos_weight_.size()) + " entries, but the model outputs " +
                                  std::to_string(outputs_per_sample) + " values per sample: give 1 or " +
                                  std::to_string(outputs_per_sample));

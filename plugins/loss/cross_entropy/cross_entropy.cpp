@@ -27,7 +27,7 @@ class CrossEntropy final : public skein::ClassificationLoss {
     auto options = F::CrossEntropyFuncOptions().label_smoothing(smoothing_);
     if (!weight_.empty()) {
       if (static_cast<std::int64_t>(weight_.size()) != outputs.size(1))
-        throw skein::ConfigError("loss (plugin 'cross_entropy'): option 'weight' has " + std::to_string(weight_.size()) +
+        throw skein::OptionError("weight", "loss (plugin 'cross_entropy'): option 'weight' has " + std::to_string(weight_.size()) +
                                  " entries, but the model outputs " + std::to_string(outputs.size(1)) +
                                  " class scores: give one weight per class");
       options.weight(torch::tensor(weight_, outputs.options()));

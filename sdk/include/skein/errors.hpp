@@ -20,6 +20,20 @@ class SKEIN_EXPORT ConfigError : public std::runtime_error {
   ~ConfigError() override;
 };
 
+// API 2.5: a ConfigError about one option of a plugin, its name carried as
+// data: Options' getters and fail() throw it, and the host, which knows where
+// the plugin sits in the config ("callbacks.2"), names the config file or the
+// --set flag that gave the value without reading the message.
+class SKEIN_EXPORT OptionError : public ConfigError {
+ public:
+  OptionError(std::string option, const std::string& message);
+  ~OptionError() override;
+  const std::string& option() const { return option_; }
+
+ private:
+  std::string option_;
+};
+
 // A plugin that cannot be loaded or used (bad file, version, duplicate).
 class SKEIN_EXPORT PluginError : public std::runtime_error {
  public:

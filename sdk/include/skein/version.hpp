@@ -9,13 +9,15 @@
 
 #include "skein/export.hpp"
 
+// 2.5: skein::OptionError (a ConfigError naming its option as data).
+// 2.4: skein::EpochScorer, skein::TestReporter, skein::OwnValidation (new optional bases).
 // 2.3: skein::EpochReporter (a new optional base of callbacks; no vtable of 2.2 changed).
 // 2.2: skein::run_output_dir (a directory recorded as a container of the plugin's files).
 // 2.1: skein::ParallelState (a new optional base; no vtable of 2.0 changed).
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 2
-#define SKEIN_API_MINOR 4
+#define SKEIN_API_MINOR 5
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x

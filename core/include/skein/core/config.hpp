@@ -8,6 +8,7 @@
 #include "skein/json.hpp"
 
 #include "skein/core/plugin_registry.hpp"
+#include "skein/core/config_error.hpp"
 #include "skein/options.hpp"
 #include "skein/run_info.hpp"
 
@@ -28,7 +29,8 @@ struct ConfigSources {
 struct PluginUse {
   const PluginRecord* record = nullptr;
   nlohmann::json options;  // validated, defaults filled
-  std::string where;       // config location, e.g. "model" or "callbacks[1]"
+  std::string where;       // config location as messages say it, e.g. "model" or "callbacks[1]"
+  std::string path;        // the same as a dotted path: "model", "callbacks.1"
   SKEIN_EXPORT Options make_options() const;
 };
 
@@ -57,9 +59,10 @@ struct RunConfig {
   std::string parallel_chosen;
 };
 
-// `message` (an error about a config value) prefixed with where that value
-// came from: the --set/--plugin flag that set it, else the config file.
-SKEIN_EXPORT std::string blame(const std::string& message, const RunConfig& config);
+// The message of `error` (about a config value) prefixed with where that
+// value came from: the --set/--plugin flag that set it (found by the
+// ConfigPathError's path), else the config file.
+SKEIN_EXPORT std::string blame(const ConfigError& error, const RunConfig& config);
 
 // Parses a JSON config file; errors name the file (and line/column).
 SKEIN_EXPORT nlohmann::json read_config_file(const std::string& path);
