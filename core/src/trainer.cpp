@@ -230,11 +230,11 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
 
 void Trainer::intern_batch_keys() {
   auto& b = history_.batches();
-  k_train_loss_ = b.key("train_loss");
-  k_train_size_ = b.key("train_batch_size");
-  k_valid_loss_ = b.key("valid_loss");
-  k_valid_acc_ = b.key("valid_acc");
-  k_valid_size_ = b.key("valid_batch_size");
+  k_train_loss_ = b.key(history_key::kTrainLoss);
+  k_train_size_ = b.key(history_key::kTrainBatchSize);
+  k_valid_loss_ = b.key(history_key::kValidLoss);
+  k_valid_acc_ = b.key(history_key::kValidAcc);
+  k_valid_size_ = b.key(history_key::kValidBatchSize);
   k_metrics_.clear();
 }
 
@@ -489,7 +489,7 @@ EvalResult Trainer::reduce_eval(EvalSums sums) {
 void Trainer::summarize_epoch(double seconds) {
   const nlohmann::json& epoch = history_.last();
   std::map<std::string, std::pair<double, double>> sums;  // key -> (sum v*n, sum n)
-  for (const auto& row : epoch.at("batches")) {
+  for (const auto& row : epoch.at(history_key::kBatches)) {
     for (const char* phase : {"train", "valid"}) {
       auto size_it = row.find(std::string(phase) + "_batch_size");
       if (size_it == row.end()) continue;
@@ -506,7 +506,7 @@ void Trainer::summarize_epoch(double seconds) {
     history_.record(key, s.first / s.second);
     mark_best(key);
   }
-  history_.record("dur", seconds);
+  history_.record(history_key::kDuration, seconds);
 }
 
 // "<key>_best": whether this epoch's value of `key` beats every earlier one.
@@ -519,7 +519,7 @@ void Trainer::mark_best(const std::string& key) {
     double p = prev.get<double>();
     best = lower_is_better(key) ? value < p : value > p;
   }
-  history_.record(key + "_best", best);
+  history_.record(history_key::best_mark(key), best);
 }
 
 // Epoch scores (EpochScorer) get their "_best" marks as batch values do.
@@ -529,8 +529,9 @@ void Trainer::mark_best_of_epoch_scores() {
   for (auto it = epoch.begin(); it != epoch.end(); ++it) {
     const std::string& key = it.key();
     const bool phase = key.rfind("train_", 0) == 0 || key.rfind("valid_", 0) == 0;
-    const bool mark = key.size() > 5 && key.compare(key.size() - 5, 5, "_best") == 0;
-    if (phase && !mark && it.value().is_number() && !epoch.contains(key + "_best")) keys.push_back(key);
+    if (phase && !history_key::is_best_mark(key) && it.value().is_number() &&
+        !epoch.contains(history_key::best_mark(key)))
+      keys.push_back(key);
   }
   for (const auto& key : keys) mark_best(key);
 }
@@ -714,7 +715,7 @@ void Trainer::reopen_epoch() {
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(open.seconds));
   history_.new_epoch();
   for (auto it = open.record.begin(); it != open.record.end(); ++it)
-    if (it.key() != "epoch") history_.record(it.key(), it.value());
+    if (it.key() != history_key::kEpoch) history_.record(it.key(), it.value());
   append_rows(history_.batches(), BatchLog::from_bytes(open.batches));
   check_learning_rates();
   model_->train();

@@ -155,7 +155,7 @@ nlohmann::json Trainer::checkpoint_meta(const nlohmann::json& checksums) const {
 
 nlohmann::json Trainer::open_epoch_part() const {
   nlohmann::json record = history_.last();
-  record.erase("batches");
+  record.erase(history_key::kBatches);
   nlohmann::json callbacks = nlohmann::json::array();
   for (std::size_t i = 0; i < callbacks_.size(); ++i)
     callbacks.push_back({{"plugin", config_.callbacks[i].record->name}, {"state", callbacks_[i]->state()}});

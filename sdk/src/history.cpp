@@ -79,7 +79,7 @@ BatchLog BatchLog::from_bytes(std::string_view in) {
 
 void History::new_epoch() {
   pending_.clear();
-  epochs_.push_back({{"epoch", epochs_.size() + 1}, {"batches", nlohmann::json::array()}});
+  epochs_.push_back({{history_key::kEpoch, epochs_.size() + 1}, {history_key::kBatches, nlohmann::json::array()}});
 }
 
 void History::record(const std::string& key, nlohmann::json value) {
@@ -105,7 +105,7 @@ void append_rows(nlohmann::json& batches, const BatchLog& log, int rank) {
   std::size_t first = batches.size();
   for (std::uint32_t r = 0; r < log.rows(); ++r) {
     batches.push_back(nlohmann::json::object());
-    if (rank >= 0) batches.back()["rank"] = rank;
+    if (rank >= 0) batches.back()[history_key::kRank] = rank;
   }
   for (const auto& c : log.cells()) batches[first + c.row][log.keys()[c.key]] = c.value;
 }
@@ -113,13 +113,13 @@ void append_rows(nlohmann::json& batches, const BatchLog& log, int rank) {
 
 void History::commit_batches() {
   if (epochs_.empty()) throw std::logic_error("History::commit_batches before new_epoch");
-  append_rows(epochs_.back()["batches"], pending_, -1);
+  append_rows(epochs_.back()[history_key::kBatches], pending_, -1);
   pending_.clear();
 }
 
 void History::commit_batches(const std::vector<BatchLog>& by_rank) {
   if (epochs_.empty()) throw std::logic_error("History::commit_batches before new_epoch");
-  auto& batches = epochs_.back()["batches"];
+  auto& batches = epochs_.back()[history_key::kBatches];
   for (std::size_t r = 0; r < by_rank.size(); ++r)
     append_rows(batches, by_rank[r], static_cast<int>(r));
   pending_.clear();
@@ -182,7 +182,7 @@ History History::from_json(const nlohmann::json& epochs) {
   History h;
   for (const auto& e : epochs) {
     if (!e.is_object()) throw std::runtime_error("history: every epoch must be a JSON object");
-    if (!e.contains("batches") || !e["batches"].is_array())
+    if (!e.contains(history_key::kBatches) || !e[history_key::kBatches].is_array())
       throw std::runtime_error("history: epoch " + std::to_string(h.epochs_.size() + 1) +
                                " has no \"batches\" list");
     h.epochs_.push_back(decode_nonfinite(e));

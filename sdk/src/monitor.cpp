@@ -44,8 +44,9 @@ double Monitor::value_in(const nlohmann::json& epoch, const std::string& owner) 
   if (it != epoch.end() && it->is_number()) return it->get<double>();
   std::string held;
   for (auto k = epoch.begin(); k != epoch.end(); ++k) {
-    if (!k.value().is_number() || k.key() == "epoch" || k.key() == "dur") continue;
-    if (k.key().size() > 5 && k.key().compare(k.key().size() - 5, 5, "_best") == 0) continue;
+    if (!k.value().is_number() || k.key() == history_key::kEpoch || k.key() == history_key::kDuration ||
+        history_key::is_best_mark(k.key()))
+      continue;
     held += (held.empty() ? "" : ", ") + k.key();
   }
   throw OptionError("monitor", owner + ": option 'monitor' names '" + key_ + "', which the history does not hold" +

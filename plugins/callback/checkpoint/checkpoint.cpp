@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "skein/callback.hpp"
+#include "skein/history.hpp"
 #include "skein/monitor.hpp"
 #include "skein/plugin.hpp"
 
@@ -62,7 +63,7 @@ class Checkpoint final : public skein::Callback {
   }
 
  private:
-  static constexpr const char* kDefaultMonitor = "valid_loss";
+  static constexpr const char* kDefaultMonitor = skein::history_key::kValidLoss;
 
   // `monitor` left unset: valid_loss when the run validates, else no "best".
   void choose_monitor(const nlohmann::json& epoch, skein::TrainContext& ctx) {

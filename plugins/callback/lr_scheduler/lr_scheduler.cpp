@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "skein/callback.hpp"
+#include "skein/history.hpp"
 #include "skein/monitor.hpp"
 #include "skein/plugin.hpp"
 #include "step_schedule.hpp"
@@ -110,12 +111,12 @@ class LrScheduler final : public skein::Callback {
 
   void on_epoch_end(skein::TrainContext& ctx) override {
     if (per_step_) {
-      ctx.history().record("lr", last_used_ ? *last_used_ : current_lr(ctx));
+      ctx.history().record(skein::history_key::kLearningRate, last_used_ ? *last_used_ : current_lr(ctx));
       last_used_.reset();
       return;
     }
     double lr = current_lr(ctx);
-    ctx.history().record("lr", lr);
+    ctx.history().record(skein::history_key::kLearningRate, lr);
     if (policy_ == Policy::plateau) {
       const double value = monitor_->value_in(ctx.history().last(), "lr_scheduler");
       if (monitor_->update(value)) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "skein/callback.hpp"
+#include "skein/history.hpp"
 #include "skein/plugin.hpp"
 #include "skein/warning.hpp"
 
@@ -48,9 +49,10 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
       if (!epoch.contains(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
     if (missing.empty()) return;
     for (auto it = epoch.begin(); it != epoch.end(); ++it)
-      if (it.key() != "batches" && it.key().find("_best") == std::string::npos) keys += (keys.empty() ? "" : ", ") + it.key();
+      if (it.key() != skein::history_key::kBatches && !skein::history_key::is_best_mark(it.key()))
+        keys += (keys.empty() ? "" : ", ") + it.key();
     skein::warn("print_log: column(s) " + missing + " are not in the history of epoch " +
-                (epoch.contains("epoch") ? epoch["epoch"].dump() : std::string("?")) + " and are left out (its keys: " + keys + ")");
+                (epoch.contains(skein::history_key::kEpoch) ? epoch[skein::history_key::kEpoch].dump() : std::string("?")) + " and are left out (its keys: " + keys + ")");
   }
 
   static int width(const std::string& col) { return std::max<int>(static_cast<int>(col.size()), 11); }
@@ -74,7 +76,7 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
       s << v.get<std::string>();
     else
       s << v.dump();
-    auto best = epoch.find(key + "_best");
+    auto best = epoch.find(skein::history_key::best_mark(key));
     s << (best != epoch.end() && best->is_boolean() && best->get<bool>() ? "*" : " ");
     return s.str();
   }

@@ -47,9 +47,9 @@ std::map<std::string, std::vector<Series>> charts_of(const nlohmann::json& epoch
   std::map<std::string, std::vector<Series>> charts;
   std::map<std::string, Series> series;
   for (const auto& e : epochs) {
-    const long epoch = e.at("epoch").get<long>();
+    const long epoch = e.at(skein::history_key::kEpoch).get<long>();
     for (auto it = e.begin(); it != e.end(); ++it) {
-      if (!it.value().is_number() || it.key() == "epoch") continue;
+      if (!it.value().is_number() || it.key() == skein::history_key::kEpoch) continue;
       const double v = it.value().get<double>();
       auto& s = series[it.key()];
       s.key = it.key();

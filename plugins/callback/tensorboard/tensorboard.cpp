@@ -7,14 +7,14 @@
 #include "event_trim.hpp"
 #include "event_writer.hpp"
 #include "skein/callback.hpp"
+#include "skein/history.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_output.hpp"
 
 namespace {
 
 bool is_bookkeeping(const std::string& key) {
-  return key == "epoch" || key == "rank" ||
-         (key.size() > 11 && key.compare(key.size() - 11, 11, "_batch_size") == 0);
+  return key == skein::history_key::kEpoch || key == skein::history_key::kRank || skein::history_key::is_batch_size(key);
 }
 
 class TensorBoard final : public skein::Callback, public skein::EpochReporter {
@@ -27,7 +27,8 @@ class TensorBoard final : public skein::Callback, public skein::EpochReporter {
     // A resume trains again every epoch after the checkpoint's (batch_step_
     // came back with it): what the files hold of those goes first.
     if (!ctx.history().empty())
-      skein_tb::keep_events_up_to(dir_, ctx.history().last().at("epoch").get<std::int64_t>(), batch_step_);
+      skein_tb::keep_events_up_to(dir_, ctx.history().last().at(skein::history_key::kEpoch).get<std::int64_t>(),
+                                  batch_step_);
     // Recorded before it exists: --overwrite removes it, and not a file a user put beside it.
     const std::string file = skein::run_output_path(ctx.run(), dir_ + "/" + skein_tb::event_file_name(),
                                                     "tensorboard: event file");
@@ -38,9 +39,9 @@ class TensorBoard final : public skein::Callback, public skein::EpochReporter {
   void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!writer_) return;
     const auto& epoch = ctx.history().last();
-    const auto step = epoch.at("epoch").get<std::int64_t>();
+    const auto step = epoch.at(skein::history_key::kEpoch).get<std::int64_t>();
     if (batches_) {
-      for (const auto& b : epoch.at("batches")) {
+      for (const auto& b : epoch.at(skein::history_key::kBatches)) {
         for (auto it = b.begin(); it != b.end(); ++it)
           if (it.value().is_number() && !is_bookkeeping(it.key()))
             writer_->scalar("batch/" + it.key(), batch_step_, it.value().get<float>());

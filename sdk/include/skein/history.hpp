@@ -84,6 +84,32 @@ class SKEIN_EXPORT History {
   BatchLog pending_;
 };
 
+// The keys skein itself records in a history: their one home (the trainer,
+// the history backends, loggers and callbacks name them from here).
+namespace history_key {
+inline constexpr const char* kEpoch = "epoch";        // 1, 2, ... in every epoch
+inline constexpr const char* kBatches = "batches";    // the epoch's batch records
+inline constexpr const char* kRank = "rank";          // the rank of a batch record (merged histories)
+inline constexpr const char* kDuration = "dur";       // seconds the epoch took (its slowest rank)
+inline constexpr const char* kTrainLoss = "train_loss";
+inline constexpr const char* kTrainBatchSize = "train_batch_size";
+inline constexpr const char* kValidLoss = "valid_loss";
+inline constexpr const char* kValidAcc = "valid_acc";
+inline constexpr const char* kValidBatchSize = "valid_batch_size";
+inline constexpr const char* kLearningRate = "lr";    // recorded by lr_scheduler
+// "<key>_best": true when the epoch's value of key beats every earlier one.
+inline constexpr std::string_view kBestSuffix = "_best";
+inline std::string best_mark(const std::string& key) { return key + std::string(kBestSuffix); }
+inline bool is_best_mark(std::string_view key) {
+  return key.size() > kBestSuffix.size() && key.substr(key.size() - kBestSuffix.size()) == kBestSuffix;
+}
+// Batch sizes recorded to weigh the epoch means ("<phase>_batch_size").
+inline bool is_batch_size(std::string_view key) {
+  constexpr std::string_view suffix = "_batch_size";
+  return key.size() > suffix.size() && key.substr(key.size() - suffix.size()) == suffix;
+}
+}  // namespace history_key
+
 // Whether smaller values of a history key are better: keys ending in "loss"
 // (and "error") are, others (accuracies, scores) are not.
 SKEIN_EXPORT bool lower_is_better(const std::string& key);
