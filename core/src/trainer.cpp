@@ -1,6 +1,7 @@
 #include "skein/core/trainer.hpp"
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <cmath>
 #include <limits>
@@ -85,6 +86,16 @@ auto located(const PluginUse& use, Step&& step) -> decltype(step()) {
   }
 }
 
+// The plugin `use` names, made with its options (kept in `kept`, alive as
+// long as the trainer, for a plugin that holds on to them); an option error
+// of its constructor is located in the config (located()).
+template <class T>
+std::shared_ptr<T> make_plugin(const PluginRegistry& registry, const PluginUse& use, std::deque<Options>& kept,
+                               const RunInfo& run, const RunStore* store, const DataInfo* data = nullptr) {
+  const Options& options = kept.emplace_back(use.make_options());
+  return located(use, [&] { return registry.create<T>(*use.record, PluginArgs{options, run, data, store}); });
+}
+
 }  // namespace
 
 // The dataset's splits: train (less the validation rows, unless the dataset
@@ -161,15 +172,10 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   run_.seed = config_.seed;
   torch::manual_seed(config_.seed);
 
-  const Options loss_opts = config_.loss.make_options();
-  loss_ = located(config_.loss,
-                  [&] { return registry.create<Loss>(*config_.loss.record, PluginArgs{loss_opts, run_, nullptr, store_}); });
+  loss_ = make_plugin<Loss>(registry, config_.loss, plugin_options_, run_, store_);
 
   if (config_.data.record) {
-    const Options data_opts = config_.data.make_options();
-    data_ = located(config_.data, [&] {
-      return registry.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run_, nullptr, store_});
-    });
+    data_ = make_plugin<Dataset>(registry, config_.data, plugin_options_, run_, store_);
     data_info_ = located(config_.data, [&] { return data_->info(); });
     open_splits();
   } else {
@@ -181,10 +187,7 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
 
   // Model initialisation depends on the seed alone, not on what the dataset drew.
   torch::manual_seed(config_.seed);
-  const Options model_opts = config_.model.make_options();
-  model_ = located(config_.model, [&] {
-    return registry.create<Model>(*config_.model.record, PluginArgs{model_opts, run_, &data_info_, store_});
-  });
+  model_ = make_plugin<Model>(registry, config_.model, plugin_options_, run_, store_, &data_info_);
   // Every rank reads the same file; ddp's broadcast then changes nothing.
   if (!config_.init_from.empty()) {
     const WarmStartReport report = warm_start(*model_, {config_.init_from, config_.init_strict});
@@ -192,31 +195,19 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
     if (!report.skipped.empty() && run_.is_main()) warn(report.skipped);
   }
 
-  const Options par_opts = config_.parallel.make_options();
-  parallel_ = located(config_.parallel, [&] {
-    return registry.create<Parallel>(*config_.parallel.record, PluginArgs{par_opts, run_, nullptr, store_});
-  });
+  parallel_ = make_plugin<Parallel>(registry, config_.parallel, plugin_options_, run_, store_);
   located(config_.parallel, [&] { parallel_->prepare(*model_); });
-  const Options opt_opts = config_.optimizer.make_options();
-  optimizer_factory_ = located(config_.optimizer, [&] {
-    return registry.create<OptimizerFactory>(*config_.optimizer.record, PluginArgs{opt_opts, run_, nullptr, store_});
-  });
+  optimizer_factory_ = make_plugin<OptimizerFactory>(registry, config_.optimizer, plugin_options_, run_, store_);
   optimizer_ = located(config_.optimizer, [&] { return optimizer_factory_->create(model_->parameters()); });
 
-  const Options hist_opts = config_.history.make_options();
-  backend_ = located(config_.history, [&] {
-    return registry.create<HistoryBackend>(*config_.history.record, PluginArgs{hist_opts, run_, nullptr, store_});
-  });
+  backend_ = make_plugin<HistoryBackend>(registry, config_.history, plugin_options_, run_, store_);
   // Asked of the backend, not of its name: a third-party backend may sync too.
   if (run_.world_size > 1 && run_.is_main() && !backend_->synchronizes_ranks())
     skein::warn("history '" + config_.history.record->name +
                 "' keeps each rank's own batches, so ranks may decide differently; choose a history backend "
                 "that synchronizes ranks ('skein plugins' lists the history plugins)");
-  for (const auto& use : config_.callbacks) {
-    const Options opts = use.make_options();
-    callbacks_.push_back(
-        located(use, [&] { return registry.create<Callback>(*use.record, PluginArgs{opts, run_, nullptr, store_}); }));
-  }
+  for (const auto& use : config_.callbacks)
+    callbacks_.push_back(make_plugin<Callback>(registry, use, plugin_options_, run_, store_));
 
   // Every rank gets ceil(n / world) samples (the sampler pads), so all ranks
   // run the same number of batches and gradient-sync steps.

@@ -2,6 +2,7 @@
 #include <functional>
 // The training loop: builds every plugin of a RunConfig and runs the epochs.
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -193,6 +194,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   RunConfig config_;
   RunInfo run_;
   std::ostream& log_;
+  std::deque<Options> plugin_options_;  // each plugin's options, for as long as the plugins live
   const RunStore* store_;
   std::shared_ptr<Loss> loss_;
   std::shared_ptr<Dataset> data_;
