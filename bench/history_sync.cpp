@@ -16,6 +16,7 @@
 #include "skein/core/option_schema.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/history_backend.hpp"
+#include "skein/kit/store.hpp"
 #include "skein/run_store.hpp"
 
 namespace fs = boost::filesystem;

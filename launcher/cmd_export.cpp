@@ -4,7 +4,7 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/errors.hpp"
 

@@ -3,12 +3,11 @@
 #include <iostream>
 
 #include <boost/program_options.hpp>
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 
 #include "commands.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/errors.hpp"
-#include "skein/warning.hpp"
 
 namespace po = boost::program_options;
 

@@ -4,10 +4,10 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 #include "skein/core/model_io.hpp"
 #include "skein/errors.hpp"
-#include "skein/npy.hpp"
+#include "skein/kit/npy.hpp"
 
 namespace skein::launcher {
 

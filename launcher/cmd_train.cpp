@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "launch.hpp"
 #include "skein/core/run.hpp"
-#include "skein/env_vars.hpp"
+#include "skein/core/env_vars.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::launcher {

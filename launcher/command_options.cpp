@@ -6,7 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "skein/core/launcher_env.hpp"
-#include "skein/env_vars.hpp"
+#include "skein/core/env_vars.hpp"
 
 namespace po = boost::program_options;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "launch.hpp"
-#include "skein/core/run.hpp"
+#include "skein/core/config.hpp"  // TrainRequest
 #include "skein/core/trained_model_options.hpp"
 
 namespace skein::launcher {

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein::launcher {
 

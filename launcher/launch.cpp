@@ -21,11 +21,11 @@
 #include "skein/core/run.hpp"
 #include "skein/core/run_dir.hpp"
 #include "skein/core/run_env.hpp"
-#include "skein/env_vars.hpp"
+#include "skein/core/env_vars.hpp"
 #include "skein/errors.hpp"
-#include "skein/run_output.hpp"
-#include "skein/store_keys.hpp"
-#include "skein/warning.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/run.hpp"
+#include "skein/core/store_keys.hpp"
 #include "worker_group.hpp"
 
 namespace fs = boost::filesystem;

@@ -19,7 +19,7 @@
 #include "commands.hpp"
 #include "guard.hpp"
 #include "skein/core/exit_codes.hpp"
-#include "skein/version.hpp"
+#include "skein/detail/version.hpp"
 
 namespace {
 

@@ -3,7 +3,8 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/errors.hpp"
-#include "skein/run_output.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/run.hpp"
 
 namespace fs = boost::filesystem;
 

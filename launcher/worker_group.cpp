@@ -18,7 +18,7 @@
 #include <stdexcept>
 
 #include "skein/core/exit_codes.hpp"
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include "skein/core/allocator.hpp"
 #include "test_support.hpp"
 
-// glibc's malloc tuned for training (core/src/allocator.cpp): large blocks
+// glibc's malloc tuned for training (core/training/src/allocator.cpp): large blocks
 // stay in the heap instead of being mapped and unmapped every step. Under
 // AddressSanitizer malloc is the sanitizer's, and Skein must leave it alone.
 

@@ -9,7 +9,7 @@
 #include "skein/core/model_io.hpp"
 #include "skein/core/state_dict_io.hpp"
 #include "skein/errors.hpp"
-#include "skein/npy.hpp"
+#include "skein/kit/npy.hpp"
 #include "test_support.hpp"
 
 // Models, weights and arrays shared with Python (Debian's python3-torch and

@@ -10,7 +10,7 @@
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
-#include "skein/torch_file.hpp"
+#include "skein/kit/torch_file.hpp"
 #include "test_support.hpp"
 
 // Inputs that the fuzz targets (fuzz/, docs/fuzzing-and-sanitizers.md) or
@@ -37,11 +37,6 @@ struct Fixture {
     return test::message_of<skein::ConfigError>([&] {
       skein::core::resolve_config(skein::core::ConfigSources{tmp.str("c.json"), plugins, sets}, registry);
     });
-  }
-
-  // The error of opening the idx dataset on tmp, or "".
-  std::string idx_error() {
-    return test::message_of<std::runtime_error>([&] { test::open_idx(registry, {{"dir", tmp.str()}}); });
   }
 
   skein::core::PluginRegistry registry;
@@ -212,23 +207,6 @@ BOOST_AUTO_TEST_CASE(the_newest_checkpoint_is_chosen_by_integer_epochs_only) {
   BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse(R"({"epoch": 1e300})")));
   BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse(R"({"epoch": "4"})")));
   BOOST_TEST(!checkpoint_epoch(nlohmann::json::parse("[4]")));
-}
-
-BOOST_AUTO_TEST_CASE(idx_dimensions_whose_product_overflows_are_refused) {
-  // 65536^4 = 2^64: unchecked, the product wrapped to 0 and this header-only
-  // file was accepted.
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  test::write_idx(tmp.str("train-images-idx3-ubyte"), {65536, 65536, 65536, 65536}, {}, false);
-  auto err = idx_error();
-  BOOST_TEST(has(err, "train-images-idx3-ubyte: IDX dimensions too large"), err);
-}
-
-BOOST_AUTO_TEST_CASE(an_idx_file_of_no_images_is_an_error_not_a_division_by_zero) {
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  test::write_idx(tmp.str("train-images-idx3-ubyte"), {0, 28, 28}, {}, false);
-  test::write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
-  auto err = idx_error();
-  BOOST_TEST(has(err, "train-images-idx3-ubyte: holds no images"), err);
 }
 
 BOOST_AUTO_TEST_CASE(pickles_nested_too_deep_are_refused_however_they_nest) {

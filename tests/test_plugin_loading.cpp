@@ -10,7 +10,7 @@
 #include "skein/core/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
-#include "skein/option_default.hpp"
+#include "skein/detail/option_default.hpp"
 #include "test_support.hpp"
 
 using skein::PluginError;
@@ -77,8 +77,8 @@ BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   BOOST_TEST(reg.plugins().size() == 1u);  // no_entry: its manifest is fine, it fails when used
   BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
   BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "has no .skein_manifest section"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 3.5, host supports 2.5"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 2.99, host supports 2.5"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 4.0, host supports 3.0"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 3.99, host supports 3.0"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
   skein::RunInfo run;
   skein::Options opts("callbacks[0] (plugin 'no_entry')", nlohmann::json::object());

@@ -6,7 +6,8 @@
 
 #include "skein/core/run_dir.hpp"
 #include "skein/errors.hpp"
-#include "skein/run_output.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/run.hpp"
 #include "test_support.hpp"
 
 // Where a run may write and what --overwrite may remove: the SDK's

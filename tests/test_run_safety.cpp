@@ -9,8 +9,8 @@
 
 #include <set>
 
-#include "skein/atomic_file.hpp"
-#include "skein/run_output.hpp"
+#include "skein/kit/atomic_file.hpp"
+#include "skein/run.hpp"
 #include "test_support.hpp"
 
 // A user's runs and files are never lost or changed by skein: --overwrite

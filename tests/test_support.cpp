@@ -127,14 +127,6 @@ void load_test_plugins(skein::core::PluginRegistry& registry) {
     throw std::runtime_error("test plugins: " + registry.problems().front().message);
 }
 
-std::shared_ptr<skein::Dataset> open_idx(skein::core::PluginRegistry& registry, nlohmann::json options) {
-  const auto& rec = registry.require("idx");
-  options = skein::core::validate_options(rec.options, options, "data", "data");
-  skein::Options opts("data (plugin 'idx')", options);
-  static const skein::RunInfo one_process;  // outlives the dataset, which may keep it
-  return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, one_process, nullptr});
-}
-
 void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,
                const std::vector<std::uint8_t>& data, bool gzip) {
   std::string bytes{'\0', '\0', '\x08', static_cast<char>(dims.size())};

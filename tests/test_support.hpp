@@ -7,7 +7,9 @@
 #include <vector>
 
 #include <boost/filesystem.hpp>
-#include "skein/json.hpp"
+
+#include "skein/detail/json.hpp"
+#include "skein/kit/testing.hpp"
 
 #include "skein/core/plugin_registry.hpp"
 #include "skein/dataset.hpp"
@@ -69,21 +71,8 @@ int free_port();
 // A registry of the bundled plugins plus the test plugins.
 void load_test_plugins(skein::core::PluginRegistry& registry);
 
-// The idx dataset plugin opened with `options` (validated against its schema,
-// as the config does), for one process.
-std::shared_ptr<skein::Dataset> open_idx(skein::core::PluginRegistry& registry, nlohmann::json options);
-
-// The message of the E that `f` throws, or "" when it returns. Another
-// exception propagates and fails the test.
-template <class E = std::exception, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+// The message of the E that `f` throws, or "" when it returns (the SDK's harness's).
+using skein::testing::message_of;
 
 // Writes an IDX file of unsigned bytes (gzip-compressed when `gzip`).
 void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,

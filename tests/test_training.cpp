@@ -13,7 +13,7 @@
 #include "skein/core/option_schema.hpp"
 #include "skein/core/trainer.hpp"
 #include "skein/loss.hpp"
-#include "skein/npy.hpp"
+#include "skein/kit/npy.hpp"
 #include "test_support.hpp"
 
 using skein::core::Trainer;

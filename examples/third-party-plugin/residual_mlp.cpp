@@ -2,7 +2,7 @@
 #include <torch/torch.h>
 
 #include <skein/model.hpp>
-#include <skein/nn_helpers.hpp>
+#include <skein/kit/nn_helpers.hpp>
 #include <skein/plugin.hpp>
 
 namespace {

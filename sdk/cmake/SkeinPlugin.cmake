@@ -2,7 +2,7 @@
 #                  [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
 #
 # Builds a Skein plugin the one correct way: a MODULE library linked to
-# skein::sdk, hidden visibility, no undefined symbols, an RPATH that finds
+# skein::sdk and skein::kit, hidden visibility, no undefined symbols, an RPATH that finds
 # libskein_sdk from <prefix>/lib/skein/plugins, installed into lib/skein/plugins.
 # Used by Skein's own plugins and by third-party plugins alike.
 function(skein_add_plugin target)
@@ -15,7 +15,7 @@ function(skein_add_plugin target)
     message(FATAL_ERROR "skein_add_plugin(${target}): SOURCES is empty")
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE skein::sdk ${ARG_LIBRARIES})
+  target_link_libraries(${target} PRIVATE skein::sdk skein::kit ${ARG_LIBRARIES})
   target_compile_features(${target} PRIVATE cxx_std_17)
   # C++ standard and the libstdc++ ABI flag come with skein::sdk (the host's).
   target_compile_definitions(${target} PRIVATE SKEIN_PLUGIN_KIND_${ARG_KIND})

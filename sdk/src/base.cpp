@@ -5,7 +5,7 @@
 // plugins see one home of these symbols as before.
 #include "skein/errors.hpp"
 #include "skein/plugin.hpp"
-#include "skein/version.hpp"
+#include "skein/detail/version.hpp"
 
 namespace skein {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 
 namespace skein {
 

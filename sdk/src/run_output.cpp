@@ -1,4 +1,4 @@
-#include "skein/run_output.hpp"
+#include "skein/detail/run_files.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "skein/atomic_file.hpp"
-#include "skein/env_vars.hpp"
+#include "skein/kit/atomic_file.hpp"
+#include "skein/detail/sdk_env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/options.hpp"
 

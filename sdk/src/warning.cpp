@@ -1,4 +1,5 @@
-#include "skein/warning.hpp"
+#include "skein/detail/warning_log.hpp"
+#include "skein/errors.hpp"
 
 #include <iostream>
 #include <mutex>

@@ -17,7 +17,7 @@
 #include "probe_model.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
-#include "skein/run_output.hpp"
+#include "skein/run.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "skein/model.hpp"
-#include "skein/nn_helpers.hpp"
+#include "skein/kit/nn_helpers.hpp"
 
 class SKEIN_EXPORT ProbeModel : public skein::Model {
  public:

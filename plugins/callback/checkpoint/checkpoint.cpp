@@ -10,7 +10,7 @@
 
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
-#include "skein/monitor.hpp"
+#include "skein/kit/monitor.hpp"
 #include "skein/plugin.hpp"
 
 namespace {
@@ -43,7 +43,7 @@ class Checkpoint final : public skein::Callback {
     if (every_ > 0 && ctx.epoch() % every_ == 0) request(ctx, "epoch_%04ld", ctx.epoch(), kept_);
     const auto& epoch = ctx.history().last();
     if (auto_options_) choose_monitor(epoch, ctx);
-    if (monitor_ && monitor_->update(monitor_->value_in(epoch, "checkpoint")))
+    if (monitor_ && monitor_->update(monitor_->value_in(epoch)))
       ctx.request_checkpoint("best");
   }
 
@@ -115,9 +115,7 @@ SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.2.0",
                           "Write step_NNNNNNNN every this many optimizer steps, inside epochs too; --resume "
                           "continues at the next batch (0: never)"),
              SKEIN_OPTION("keep_last", integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep"),
-             SKEIN_OPTION("monitor", string, "null",
-                          "Write 'best' when this history value improves (null: valid_loss if the run "
-                          "validates; \"\": never)"),
-             SKEIN_OPTION("threshold", number, "0", "Smallest change that counts as improvement"),
-             SKEIN_OPTION("threshold_mode", string, "\"rel\"", "rel or abs"),
-             SKEIN_OPTION("lower_is_better", boolean, "null", "Direction (null: from the name)"))
+             SKEIN_MONITOR_OPTIONS("null",
+                                   "Write 'best' when this history value improves (null: valid_loss if the run "
+                                   "validates; \"\": never)",
+                                   "0", ""))

@@ -1,26 +1,26 @@
 #define BOOST_TEST_MODULE checkpoint
 #include <boost/test/unit_test.hpp>
 
-#include "fake_context.hpp"
+#include "skein/kit/testing.hpp"
 
 // The checkpoint callback alone: which checkpoints it asks for, and when.
-using test::FakeContext;
+using skein::testing::FakeRun;
 
-BOOST_FIXTURE_TEST_SUITE(checkpoint, test::Fixture)
+BOOST_FIXTURE_TEST_SUITE(checkpoint, skein::testing::CallbackFixture)
 
 // checkpoint's monitor left unset: valid_loss when the run validates, and no
 // "best" (rather than an error) when it does not.
 BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
-  FakeContext without;
+  FakeRun without;
   auto cp = make("checkpoint", nlohmann::json::object());
   for (double v : {1.0, 0.5}) {
     without.epoch_with("train_loss", v);
     cp->on_epoch_end(without);
   }
-  using Request = std::pair<std::string, std::vector<std::string>>;
+  using Request = skein::testing::CheckpointRequest;
   BOOST_TEST(without.checkpoints ==
              std::vector<Request>({{"epoch_0001", {}}, {"epoch_0002", {"epoch_0001"}}}));
-  FakeContext with;
+  FakeRun with;
   auto cp2 = make("checkpoint", nlohmann::json::object());
   with.epoch_with("valid_loss", 1.0);
   cp2->on_epoch_end(with);
@@ -28,13 +28,13 @@ BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
-  FakeContext ctx;
+  FakeRun ctx;
   auto cp = make("checkpoint", {{"keep_last", 2}});
   for (double v : {1.0, 0.8, 0.9}) {
     ctx.epoch_with("valid_loss", v);
     cp->on_epoch_end(ctx);
   }
-  using Request = std::pair<std::string, std::vector<std::string>>;
+  using Request = skein::testing::CheckpointRequest;
   const std::vector<Request> expected = {{"epoch_0001", {}}, {"best", {}},
                                          {"epoch_0002", {}}, {"best", {}},
                                          {"epoch_0003", {"epoch_0001"}}};
@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
 // batches) over the whole run, keeps the last K step checkpoints apart from
 // the epoch ones, and carries the count through its state.
 BOOST_AUTO_TEST_CASE(checkpoint_every_n_steps_counts_optimizer_steps) {
-  FakeContext ctx;
+  FakeRun ctx;
   auto cp = make("checkpoint", {{"every", 0}, {"every_n_steps", 2}, {"keep_last", 2}, {"monitor", ""}});
   skein::Batch batch{torch::zeros({1}), torch::zeros({1})};
   auto run_batches = [&](std::shared_ptr<skein::Callback>& c, int n) {
@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_every_n_steps_counts_optimizer_steps) {
     }
   };
   run_batches(cp, 12);  // 4 steps
-  using Request = std::pair<std::string, std::vector<std::string>>;
+  using Request = skein::testing::CheckpointRequest;
   BOOST_TEST(ctx.checkpoints == std::vector<Request>({{"step_00000002", {}}, {"step_00000004", {}}}));
   auto resumed = make("checkpoint", {{"every", 0}, {"every_n_steps", 2}, {"keep_last", 2}, {"monitor", ""}});
   resumed->load_state(nlohmann::json::parse(cp->state().dump()));

@@ -5,36 +5,40 @@
 #include <torch/torch.h>
 
 #include "skein/callback.hpp"
-#include "skein/monitor.hpp"
+#include "skein/kit/monitor.hpp"
 #include "skein/plugin.hpp"
 
+// Besides the monitor's: declared once, for the schema and EarlyStoppingOptions.
+#define EARLY_STOPPING_OPTIONS(X)                                                   \
+  X(patience, integer, "5", "Epochs without improvement before stopping")           \
+  X(load_best, boolean, "false", "At the end, restore the parameters of the best epoch")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(EarlyStoppingOptions, EARLY_STOPPING_OPTIONS)
 
 class EarlyStopping final : public skein::Callback {
  public:
   explicit EarlyStopping(const skein::PluginArgs& args)
-      : owner_(args.options.owner()),
-        monitor_(args.options),
-        patience_(args.options.get_int("patience")),
-        load_best_(args.options.get_bool("load_best")) {
-    if (patience_ < 1) args.options.fail("patience", "must be at least 1");
+      : monitor_(args.options), o_(args.options) {
+    if (o_.patience < 1) args.options.fail("patience", "must be at least 1");
   }
 
   void on_epoch_end(skein::TrainContext& ctx) override {
-    const double value = monitor_.value_in(ctx.history().last(), owner_);
+    const double value = monitor_.value_in(ctx.history().last());
     if (monitor_.update(value)) {
       wait_ = 0;
       best_epoch_ = ctx.epoch();
-      if (load_best_) snapshot(ctx.model_base());
-    } else if (++wait_ >= patience_) {
-      ctx.request_stop(monitor_.key() + " did not improve for " + std::to_string(patience_) +
+      if (o_.load_best) snapshot(ctx.model_base());
+    } else if (++wait_ >= o_.patience) {
+      ctx.request_stop(monitor_.key() + " did not improve for " + std::to_string(o_.patience) +
                        " epochs (best " + std::to_string(monitor_.best()) + " at epoch " +
                        std::to_string(best_epoch_) + ")");
     }
   }
 
   void on_train_end(skein::TrainContext& ctx) override {
-    if (!load_best_ || best_.empty()) return;
+    if (!o_.load_best || best_.empty()) return;
     torch::NoGradGuard no_grad;
     auto state = state_tensors(ctx.model_base());
     for (std::size_t i = 0; i < state.size(); ++i) state[i].copy_(best_[i]);
@@ -62,10 +66,8 @@ class EarlyStopping final : public skein::Callback {
     for (const auto& t : state_tensors(m)) best_.push_back(t.detach().clone());
   }
 
-  std::string owner_;
   skein::Monitor monitor_;
-  long patience_;
-  bool load_best_;
+  EarlyStoppingOptions o_;
   long wait_ = 0;
   long best_epoch_ = 0;
   std::vector<torch::Tensor> best_;
@@ -75,12 +77,5 @@ class EarlyStopping final : public skein::Callback {
 
 SKEIN_PLUGIN(EarlyStopping, callback, "early_stopping", "1.0.0",
              "Stops when a history value stops improving (same epoch on every rank)",
-             SKEIN_OPTION("monitor", string, "\"valid_loss\"", "History key to watch"),
-             SKEIN_OPTION("patience", integer, "5", "Epochs without improvement before stopping"),
-             SKEIN_OPTION("threshold", number, "0.0001", "Smallest change that counts as improvement"),
-             SKEIN_OPTION("threshold_mode", string, "\"rel\"",
-                          "rel: relative to the best value; abs: absolute"),
-             SKEIN_OPTION("lower_is_better", boolean, "null",
-                          "Direction (null: from the name, *_loss lower, others higher)"),
-             SKEIN_OPTION("load_best", boolean, "false",
-                          "At the end, restore the parameters of the best epoch"))
+             SKEIN_MONITOR_OPTIONS("\"valid_loss\"", "History key to watch", "0.0001", ""),
+             SKEIN_OPTION_SPECS(EARLY_STOPPING_OPTIONS))

@@ -8,19 +8,24 @@
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema below and GradClipOptions' typed fields.
+#define GRAD_CLIP_OPTIONS(X)                                         \
+  X(mode, string, "\"norm\"", "norm or value")                       \
+  X(max_norm, number, "1.0", "norm: largest total norm")             \
+  X(norm_type, number, "2.0", "norm: p of the p-norm")               \
+  X(clip_value, number, "1.0", "value: clamp every gradient to [-v, v]")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(GradClipOptions, GRAD_CLIP_OPTIONS)
 
 class GradClip final : public skein::Callback {
  public:
-  explicit GradClip(const skein::PluginArgs& args)
-      : mode_(args.options.get_string("mode")),
-        max_norm_(args.options.get_number("max_norm")),
-        norm_type_(args.options.get_number("norm_type")),
-        clip_value_(args.options.get_number("clip_value")) {
-    if (mode_ != "norm" && mode_ != "value") args.options.fail("mode", "must be norm or value");
-    if (!(max_norm_ > 0)) args.options.fail("max_norm", "must be positive");
-    if (!(norm_type_ > 0)) args.options.fail("norm_type", "must be positive");
-    if (!(clip_value_ > 0)) args.options.fail("clip_value", "must be positive");
+  explicit GradClip(const skein::PluginArgs& args) : o_(args.options) {
+    if (o_.mode != "norm" && o_.mode != "value") args.options.fail("mode", "must be norm or value");
+    if (!(o_.max_norm > 0)) args.options.fail("max_norm", "must be positive");
+    if (!(o_.norm_type > 0)) args.options.fail("norm_type", "must be positive");
+    if (!(o_.clip_value > 0)) args.options.fail("clip_value", "must be positive");
   }
 
   void on_train_begin(skein::TrainContext& ctx) override { key_ = ctx.history().batches().key("train_grad_norm"); }
@@ -29,18 +34,17 @@ class GradClip final : public skein::Callback {
     if (!b.training || !b.optimizer_step) return;  // partial gradients of accumulation
     auto params = ctx.model_base().parameters();
     double norm;
-    if (mode_ == "norm") {
-      norm = torch::nn::utils::clip_grad_norm_(params, max_norm_, norm_type_);
+    if (o_.mode == "norm") {
+      norm = torch::nn::utils::clip_grad_norm_(params, o_.max_norm, o_.norm_type);
     } else {
-      norm = torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity(), norm_type_);
-      torch::nn::utils::clip_grad_value_(params, clip_value_);
+      norm = torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity(), o_.norm_type);
+      torch::nn::utils::clip_grad_value_(params, o_.clip_value);
     }
     ctx.history().batches().put(key_, norm);
   }
 
  private:
-  std::string mode_;
-  double max_norm_, norm_type_, clip_value_;
+  GradClipOptions o_;
   int key_ = 0;
 };
 
@@ -48,7 +52,4 @@ class GradClip final : public skein::Callback {
 
 SKEIN_PLUGIN(GradClip, callback, "grad_clip", "1.0.0",
              "Clips synced gradients by total norm or by value before each optimizer step",
-             SKEIN_OPTION("mode", string, "\"norm\"", "norm or value"),
-             SKEIN_OPTION("max_norm", number, "1.0", "norm: largest total norm"),
-             SKEIN_OPTION("norm_type", number, "2.0", "norm: p of the p-norm"),
-             SKEIN_OPTION("clip_value", number, "1.0", "value: clamp every gradient to [-v, v]"))
+             SKEIN_OPTION_SPECS(GRAD_CLIP_OPTIONS))

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <fstream>
 
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
-#include "skein/run_output.hpp"
+#include "skein/run.hpp"
 
 namespace {
 

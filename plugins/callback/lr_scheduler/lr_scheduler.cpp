@@ -12,7 +12,7 @@
 
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
-#include "skein/monitor.hpp"
+#include "skein/kit/monitor.hpp"
 #include "skein/plugin.hpp"
 #include "step_schedule.hpp"
 
@@ -118,7 +118,7 @@ class LrScheduler final : public skein::Callback {
     double lr = current_lr(ctx);
     ctx.history().record(skein::history_key::kLearningRate, lr);
     if (policy_ == Policy::plateau) {
-      const double value = monitor_->value_in(ctx.history().last(), "lr_scheduler");
+      const double value = monitor_->value_in(ctx.history().last());
       if (monitor_->update(value)) {
         bad_epochs_ = 0;
       } else if (++bad_epochs_ > patience_) {
@@ -222,12 +222,9 @@ SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.1",
              SKEIN_OPTION("warmup_steps", integer, "0",
                           "cosine, linear with interval step: optimizer steps of linear warm-up first"),
              SKEIN_OPTION("warmup_start_factor", number, "0", "warm-up starts at this times the base rate"),
-             SKEIN_OPTION("monitor", string, "\"valid_loss\"", "plateau: history key to watch"),
+             SKEIN_MONITOR_OPTIONS("\"valid_loss\"", "history key to watch", "0.0001", "plateau: "),
              SKEIN_OPTION("factor", number, "0.1", "plateau: multiply the rate by this"),
              SKEIN_OPTION("patience", integer, "10", "plateau: epochs without improvement first"),
-             SKEIN_OPTION("threshold", number, "0.0001", "plateau: smallest improvement"),
-             SKEIN_OPTION("threshold_mode", string, "\"rel\"", "plateau: rel or abs"),
-             SKEIN_OPTION("lower_is_better", boolean, "null", "plateau: direction (null: from the name)"),
              SKEIN_OPTION("min_lr", number, "0", "plateau: lower bound of the rate"),
              SKEIN_OPTION("max_lr", number, "0", "one_cycle: peak rate (0: the optimizer's lr)"),
              SKEIN_OPTION("total_steps", integer, "0", "one_cycle: length of the cycle (0: every step of the run)"),

@@ -1,16 +1,17 @@
 #define BOOST_TEST_MODULE lr_scheduler
 #include <boost/test/unit_test.hpp>
 
-#include "fake_context.hpp"
+#include "skein/kit/testing.hpp"
+#include "test_support.hpp"  // the Python interop (tests/python)
 
 // The lr_scheduler callback alone: the learning rate each policy sets.
-using test::FakeContext;
+using skein::testing::FakeRun;
 
-BOOST_FIXTURE_TEST_SUITE(lr_scheduler, test::Fixture)
+BOOST_FIXTURE_TEST_SUITE(lr_scheduler, skein::testing::CallbackFixture)
 
 BOOST_AUTO_TEST_CASE(lr_scheduler_step_cosine_and_plateau) {
   auto lrs = [&](const nlohmann::json& options, const std::vector<double>& losses) {
-    FakeContext ctx;
+    FakeRun ctx;
     auto s = make("lr_scheduler", options);
     s->on_train_begin(ctx);
     std::vector<double> out;
@@ -41,8 +42,9 @@ BOOST_AUTO_TEST_CASE(per_step_policies_match_pytorch) {
   const auto expected = test::load_json(out);
   const torch::Tensor none = torch::zeros({1});
   auto rates = [&](const nlohmann::json& options) {
-    FakeContext ctx;  // one batch per epoch: max_epochs 20 makes 20 optimizer steps
-    ctx.config_["max_epochs"] = 20;
+    skein::testing::FakeRunOptions run;  // one batch per epoch: max_epochs 20 makes 20 optimizer steps
+    run.config["max_epochs"] = 20;
+    FakeRun ctx(run);
     auto s = make("lr_scheduler", options);
     s->on_train_begin(ctx);
     std::vector<double> out;
@@ -75,8 +77,9 @@ BOOST_AUTO_TEST_CASE(per_step_policies_match_pytorch) {
 // step count survives a checkpoint.
 BOOST_AUTO_TEST_CASE(per_step_counts_optimizer_steps_and_resumes) {
   const torch::Tensor none = torch::zeros({1});
-  FakeContext ctx;
-  ctx.config_["max_epochs"] = 10;
+  skein::testing::FakeRunOptions run;
+  run.config["max_epochs"] = 10;
+  FakeRun ctx(run);
   const nlohmann::json options = {{"policy", "step"}, {"interval", "step"}, {"step_size", 1}, {"gamma", 0.5}};
   auto s = make("lr_scheduler", options);
   s->on_train_begin(ctx);
@@ -96,14 +99,14 @@ BOOST_AUTO_TEST_CASE(per_step_counts_optimizer_steps_and_resumes) {
 
   auto resumed = make("lr_scheduler", options);
   resumed->load_state(s->state());
-  FakeContext fresh;
+  FakeRun fresh;
   resumed->on_train_begin(fresh);
   BOOST_TEST(fresh.optimizer().param_groups()[0].options().get_lr() == 0.025);
 }
 
 BOOST_AUTO_TEST_CASE(per_step_options_that_do_not_fit_are_refused) {
   auto err = [&](const nlohmann::json& options) {
-    return test::message_of<skein::ConfigError>([&] { make("lr_scheduler", options); });
+    return skein::testing::message_of<skein::ConfigError>([&] { make("lr_scheduler", options); });
   };
   BOOST_TEST(test::contains(err({{"policy", "plateau"}, {"interval", "step"}}), "option 'interval' step does not go with policy plateau"));
   BOOST_TEST(test::contains(err({{"policy", "one_cycle"}, {"interval", "epoch"}}), "option 'interval' epoch does not go"));

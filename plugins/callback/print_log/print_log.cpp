@@ -8,7 +8,7 @@
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"
-#include "skein/warning.hpp"
+#include "skein/errors.hpp"
 
 namespace {
 

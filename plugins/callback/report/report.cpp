@@ -8,11 +8,11 @@
 #include <map>
 #include <sstream>
 
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"
-#include "skein/run_output.hpp"
+#include "skein/run.hpp"
 
 namespace {
 

@@ -13,6 +13,7 @@
 
 #include "epoch_scores.hpp"
 #include "skein/callback.hpp"
+#include "skein/kit/losses.hpp"
 #include "skein/loss.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"

@@ -3,12 +3,13 @@
 
 #include <thread>
 
-#include "fake_context.hpp"
+#include "skein/kit/testing.hpp"
+#include "test_support.hpp"  // the Python interop (tests/python)
 
 // The scoring callback's epoch scores against scikit-learn's on the same
 // predictions (tests/python/interop.py sklearn_scores), fed in uneven
 // batches to one rank, and to two ranks (threads) that merge their counts.
-using test::FakeContext;
+using skein::testing::FakeRun;
 
 namespace {
 
@@ -30,7 +31,7 @@ torch::Tensor tensor_of(const nlohmann::json& rows, torch::Dtype dtype) {
 
 }  // namespace
 
-struct ScoringFixture : test::Fixture {
+struct ScoringFixture : skein::testing::CallbackFixture {
   ScoringFixture() {
     const auto py = test::interop_py("sklearn_scores " + tmp.str("scores.json"));
     BOOST_TEST_REQUIRE(py.exit_code == 0, py.err);
@@ -48,7 +49,7 @@ struct ScoringFixture : test::Fixture {
     const std::int64_t sizes[] = {7, 30, 1, 40};
     for (std::int64_t at = 0, i = 0; at < outputs.size(0); at += sizes[i++ % 4])
       spans.push_back({at, std::min(outputs.size(0), at + sizes[i % 4])});
-    test::ThreadCollectives ranks(world);
+    skein::testing::ThreadRanks ranks(world);
     std::vector<nlohmann::json> records(world);
     std::vector<std::exception_ptr> errors(world);
     std::vector<std::thread> threads;
@@ -69,9 +70,12 @@ struct ScoringFixture : test::Fixture {
   // One rank's epoch: its share of the batches, then the merged scores.
   nlohmann::json score_rank(const nlohmann::json& options, const torch::Tensor& outputs, const torch::Tensor& targets,
                             const std::vector<std::pair<std::int64_t, std::int64_t>>& spans,
-                            test::ThreadCollectives& ranks, int rank, int world, int restart_at) {
-    FakeContext ctx;
-    ctx.join(ranks, rank, world);
+                            skein::testing::ThreadRanks& ranks, int rank, int world, int restart_at) {
+    skein::testing::FakeRunOptions run;
+    run.run.rank = rank;
+    run.ranks = &ranks;
+    FakeRun ctx(run);
+    (void)world;
     auto cb = make("scoring", options);
     cb->on_train_begin(ctx);
     cb->on_epoch_begin(ctx);
@@ -122,7 +126,7 @@ BOOST_AUTO_TEST_CASE(epoch_sums_survive_a_checkpoint_inside_the_epoch) {
                scored({{"scores", {"valid_rmse", "valid_r2"}}}, outputs, outputs * 0.5, world));
   }
   // At an epoch's end the state is empty sums: a checkpoint carries no scores.
-  FakeContext ctx;
+  FakeRun ctx;
   auto cb = make("scoring", {{"scores", {"train_roc_auc"}}});
   BOOST_TEST(cb->state()["train"]["auc_scores"].empty());
 }
@@ -158,12 +162,12 @@ BOOST_AUTO_TEST_CASE(binary_scores_and_roc_auc_match_scikit_learn) {
   const auto ids = labels.squeeze(1).to(torch::kInt64);
   same(scored({{"scores", {"valid_roc_auc"}}}, two, ids, 1)[0], "valid_roc_auc", expected["roc_auc"]);
   const auto four = torch::zeros({8, 4});
-  const auto err = test::message_of<skein::ConfigError>(
+  const auto err = skein::testing::message_of<skein::ConfigError>(
       [&] { scored({{"scores", {"valid_roc_auc"}}}, four, torch::zeros({8}, torch::kInt64), 1); });
   BOOST_TEST(test::contains(err, "roc_auc is for binary classification"), err);
   BOOST_TEST(test::contains(err, "the model outputs [7, 4]"), err);
   // Found at the first (training) batch, not first at validation.
-  FakeContext ctx;
+  FakeRun ctx;
   auto cb = make("scoring", {{"scores", {"valid_roc_auc"}}});
   cb->on_train_begin(ctx);
   skein::Batch train_batch{four, torch::zeros({8}, torch::kInt64)};
@@ -183,7 +187,7 @@ BOOST_AUTO_TEST_CASE(regression_scores_match_scikit_learn) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_scores_are_config_errors) {
-  const auto err = test::message_of<skein::ConfigError>([&] { make("scoring", {{"scores", {"valid_auc"}}}); });
+  const auto err = skein::testing::message_of<skein::ConfigError>([&] { make("scoring", {{"scores", {"valid_auc"}}}); });
   BOOST_TEST(test::contains(err, "'valid_auc' is not <phase>_ followed by acc"), err);
 }
 

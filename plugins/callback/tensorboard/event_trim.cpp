@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "event_writer.hpp"
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
+#include "skein/kit/input_file.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -102,11 +103,9 @@ std::uint32_t u32_at(const std::string& s, std::size_t pos) {
 }
 
 void trim_file(const std::string& path, std::int64_t last_epoch, std::int64_t batch_steps) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream read;
-  read << in.rdbuf();
-  if (!in) throw std::runtime_error("tensorboard: cannot read " + path);
-  const std::string bytes = read.str();
+  const auto read = skein::read_whole_file(path);
+  if (!read) throw std::runtime_error("tensorboard: cannot read " + path);
+  const std::string& bytes = *read;
   std::string kept;
   std::size_t pos = 0;
   while (bytes.size() - pos >= 12) {

@@ -9,7 +9,7 @@
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"
-#include "skein/run_output.hpp"
+#include "skein/run.hpp"
 
 namespace {
 

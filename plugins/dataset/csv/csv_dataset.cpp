@@ -14,15 +14,14 @@
 #include <torch/torch.h>
 
 #include "csv_table.hpp"
-#include "skein/atomic_file.hpp"
+#include "skein/kit/atomic_file.hpp"
 #include "skein/dataset.hpp"
-#include "skein/input_file.hpp"
+#include "skein/kit/input_file.hpp"
 #include "skein/errors.hpp"
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 #include "skein/plugin.hpp"
-#include "skein/quoted.hpp"
-#include "skein/run_output.hpp"
-#include "skein/warning.hpp"
+#include "skein/kit/quoted.hpp"
+#include "skein/run.hpp"
 
 namespace {
 

@@ -5,10 +5,10 @@
 
 #include <torch/torch.h>
 
-#include "skein/core/option_schema.hpp"
 #include "skein/dataset.hpp"
+#include "skein/detail/warning_log.hpp"
 #include "skein/errors.hpp"
-#include "skein/warning.hpp"
+#include "skein/kit/testing.hpp"
 #include "test_support.hpp"
 
 // The csv dataset plugin: parsing, the header and target rules, class ids,
@@ -28,13 +28,11 @@ struct Failure {
 };
 
 struct Fixture {
-  Fixture() { test::load_test_plugins(registry); }
-
+  // The csv dataset as `skein train` creates it, as rank `run.rank` writing into `run.run_dir`.
   std::shared_ptr<skein::Dataset> open(nlohmann::json options, const skein::RunInfo& run = {}) {
-    const auto& rec = registry.require("csv");
-    options = skein::core::validate_options(rec.options, options, "data", "data");
-    const skein::Options opts("data (plugin 'csv')", options);
-    return registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, run, nullptr});
+    skein::testing::Harness harness(skein::testing::HarnessOptions{{}, run.run_dir});
+    harness.run().rank = run.rank;
+    return harness.create<skein::Dataset>("csv", options);
   }
   Failure failure(nlohmann::json options) {
     try {
@@ -64,7 +62,6 @@ struct Fixture {
     return tmp.str(name);
   }
 
-  skein::core::PluginRegistry registry;
   test::TempDir tmp;
 };
 
@@ -581,7 +578,8 @@ BOOST_AUTO_TEST_CASE(binary_trains_with_bce_with_logits_and_records_accuracy) {
 // to the same history.
 BOOST_AUTO_TEST_CASE(round_trip_with_idx) {
   test::write_tiny_mnist(tmp.str(), 120, 40, false);
-  auto idx = test::open_idx(registry, {{"dir", tmp.str()}, {"mean", 0}, {"std", 1}});
+  skein::testing::Harness harness;
+  auto idx = harness.create<skein::Dataset>("idx", {{"dir", tmp.str()}, {"mean", 0}, {"std", 1}});
   auto write_csv = [&](const skein::TensorSplit& split, const std::string& name) {
     std::string text;
     for (int i = 0; i < 784; ++i) text += "p" + std::to_string(i) + ",";

@@ -11,8 +11,8 @@
 
 #include "idx_file.hpp"
 #include "skein/dataset.hpp"
-#include "skein/index_tensor.hpp"
-#include "skein/memory.hpp"
+#include "skein/kit/index_tensor.hpp"
+#include "skein/kit/memory.hpp"
 #include "skein/plugin.hpp"
 
 namespace {

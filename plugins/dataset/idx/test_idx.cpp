@@ -1,26 +1,24 @@
 #define BOOST_TEST_MODULE idx
 #include <boost/test/unit_test.hpp>
 
-#include "skein/core/option_schema.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
+#include "skein/kit/testing.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using test::contains;
 struct Fixture {
-  Fixture() { test::load_test_plugins(registry); }
-
   std::shared_ptr<skein::Dataset> open(nlohmann::json options) {
-    return test::open_idx(registry, std::move(options));
+    return harness.create<skein::Dataset>("idx", std::move(options));
   }
   // The error text of opening the dataset, or "".
   std::string error(nlohmann::json options) {
     return test::message_of([&] { open(std::move(options)); });
   }
 
-  skein::core::PluginRegistry registry;
+  skein::testing::Harness harness;
   test::TempDir tmp;
 };
 
@@ -138,6 +136,23 @@ BOOST_AUTO_TEST_CASE(count_mismatch_names_both_files) {
   BOOST_TEST(contains(err, "count mismatch"), err);
   BOOST_TEST(contains(err, "10 images but"), err);
   BOOST_TEST(contains(err, "9 labels"), err);
+}
+
+BOOST_AUTO_TEST_CASE(idx_dimensions_whose_product_overflows_are_refused) {
+  // 65536^4 = 2^64: unchecked, the product wrapped to 0 and this header-only
+  // file was accepted.
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  test::write_idx(tmp.str("train-images-idx3-ubyte"), {65536, 65536, 65536, 65536}, {}, false);
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "train-images-idx3-ubyte: IDX dimensions too large"), err);
+}
+
+BOOST_AUTO_TEST_CASE(an_idx_file_of_no_images_is_an_error_not_a_division_by_zero) {
+  test::write_tiny_mnist(tmp.str(), 10, 10, false);
+  test::write_idx(tmp.str("train-images-idx3-ubyte"), {0, 28, 28}, {}, false);
+  test::write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
+  auto err = error({{"dir", tmp.str()}});
+  BOOST_TEST(contains(err, "train-images-idx3-ubyte: holds no images"), err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

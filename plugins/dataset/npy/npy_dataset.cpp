@@ -3,8 +3,9 @@
 #include <sys/stat.h>
 
 #include "skein/dataset.hpp"
-#include "skein/index_tensor.hpp"
-#include "skein/npy.hpp"
+#include "skein/kit/datasets.hpp"
+#include "skein/kit/index_tensor.hpp"
+#include "skein/kit/npy.hpp"
 #include "skein/plugin.hpp"
 
 namespace {

@@ -9,9 +9,9 @@
 
 #include <torch/torch.h>
 
-#include "skein/core/option_schema.hpp"
 #include "skein/dataset.hpp"
-#include "skein/npy.hpp"
+#include "skein/kit/npy.hpp"
+#include "skein/kit/testing.hpp"
 #include "test_support.hpp"
 
 // The npy dataset plugin reading files that change under it: a file
@@ -29,7 +29,6 @@ constexpr std::int64_t kRows = 4096;
 
 struct Fixture {
   Fixture() {
-    test::load_test_plugins(registry);
     write(x, torch::arange(kRows * 4, torch::kFloat32).reshape({kRows, 4}));
     write(y, torch::arange(kRows, torch::kLong).remainder(3));
   }
@@ -37,11 +36,7 @@ struct Fixture {
   void write(const std::string& path, const torch::Tensor& t) { test::write_text(path, skein::npy_bytes(t)); }
 
   std::shared_ptr<const skein::SampleSource> open() {
-    const auto& rec = registry.require("npy");
-    const auto options =
-        skein::core::validate_options(rec.options, {{"train_inputs", x}, {"train_targets", y}}, "data", "data");
-    const skein::Options opts("data (plugin 'npy')", options);
-    data = registry.create<skein::Dataset>(rec, skein::PluginArgs{opts, skein::RunInfo{}, nullptr});
+    data = harness.create<skein::Dataset>("npy", {{"train_inputs", x}, {"train_targets", y}});
     return std::dynamic_pointer_cast<skein::StreamingDataset>(data)->train_source();
   }
 
@@ -57,7 +52,7 @@ struct Fixture {
     BOOST_REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
   }
 
-  skein::core::PluginRegistry registry;
+  skein::testing::Harness harness;
   test::TempDir tmp;
   std::string x = tmp.str("x.npy"), y = tmp.str("y.npy");
   std::shared_ptr<skein::Dataset> data;

@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "skein/dataset.hpp"
-#include "skein/nn_helpers.hpp"
+#include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
 namespace {

@@ -3,8 +3,9 @@
 #include <sys/stat.h>
 
 #include "skein/dataset.hpp"
+#include "skein/kit/datasets.hpp"
 #include "skein/plugin.hpp"
-#include "skein/torch_file.hpp"
+#include "skein/kit/torch_file.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 
 #include "../store_common/store_history.hpp"
 #include "skein/errors.hpp"
+#include "skein/kit/store.hpp"
 #include "skein/plugin.hpp"
-#include "skein/run_output.hpp"
+#include "skein/run.hpp"
 #include "skein/run_store.hpp"
-#include "skein/store_keys.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -49,7 +49,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   // A file left by a crashed attempt of this run would confuse FileStore's
   // clean-up count: rank 0 removes it before anyone opens it. Any other file
   // is not skein's to delete.
-  const std::string ready_key = skein::store_key::filestore_ready(run.run_id);
+  const std::string ready_key = skein_history::filestore_ready_key(run.run_id);
   const bool coordinated = run.world_size > 1 && args.store && *args.store;
   if (run.rank == 0) {
     if (fs::exists(fs::symlink_status(path, ec))) {

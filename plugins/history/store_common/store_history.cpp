@@ -4,8 +4,8 @@
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "skein/kit/store.hpp"
 #include "skein/run_store.hpp"
-#include "skein/store_keys.hpp"
 
 namespace skein_history {
 
@@ -51,7 +51,7 @@ std::vector<skein::BatchLog> unpack(const std::string& bytes, int world) {
 
 c10::intrusive_ptr<c10d::Store> prefixed(c10::intrusive_ptr<c10d::Store> store,
                                          const skein::RunInfo& run) {
-  return c10::make_intrusive<c10d::PrefixStore>(skein::store_key::history_prefix(run.run_id), std::move(store));
+  return c10::make_intrusive<c10d::PrefixStore>(store_prefix(run.run_id), std::move(store));
 }
 
 StoreHistory::StoreHistory(c10::intrusive_ptr<c10d::Store> store, const skein::RunInfo& run)

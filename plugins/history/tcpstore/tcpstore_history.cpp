@@ -7,10 +7,9 @@
 
 #include "../store_common/store_history.hpp"
 #include "skein/errors.hpp"
+#include "skein/kit/store.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
-#include "skein/store_keys.hpp"
-#include "skein/warning.hpp"
 
 namespace {
 
@@ -28,7 +27,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   const bool shared = args.store && args.store->kind == skein::RunStore::Kind::tcp;
   if (shared) return args.store->store;
   // Rank 0 serves; the others learn its port through the run's store.
-  const std::string port_key = skein::store_key::tcpstore_port(run.run_id);
+  const std::string port_key = skein_history::tcpstore_port_key(run.run_id);
   if (run.rank == 0) {
     auto store = c10::make_intrusive<c10d::TCPStore>(
         "127.0.0.1", skein::tcp_store_options(static_cast<int>(port), true, run.world_size, run.timeout_s));

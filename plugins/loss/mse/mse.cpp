@@ -1,6 +1,7 @@
 // Loss "mse": mean squared error.
 #include <torch/nn/functional/loss.h>
 
+#include "skein/kit/losses.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 

@@ -2,6 +2,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "skein/errors.hpp"
+#include "skein/kit/losses.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 

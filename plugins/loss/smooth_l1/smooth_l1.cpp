@@ -1,6 +1,7 @@
 // Loss "smooth_l1": Huber-like loss, quadratic below `beta`, linear above.
 #include <torch/nn/functional/loss.h>
 
+#include "skein/kit/losses.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 

@@ -10,7 +10,7 @@
 #include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
-#include "skein/scripted_model.hpp"
+#include "skein/kit/scripted_model.hpp"
 
 namespace {
 

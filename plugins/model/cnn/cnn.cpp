@@ -4,7 +4,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 
-#include "skein/nn_helpers.hpp"
+#include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
 namespace {

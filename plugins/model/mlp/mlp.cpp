@@ -1,7 +1,7 @@
 // Model "mlp": flatten, then Linear + activation (+ dropout) per hidden layer.
 #include <torch/nn/modules/linear.h>
 
-#include "skein/nn_helpers.hpp"
+#include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
 namespace {

@@ -1,6 +1,7 @@
 // Optimizer "adagrad": libtorch's Adagrad.
 #include <torch/optim/adagrad.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 

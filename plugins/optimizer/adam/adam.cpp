@@ -1,6 +1,7 @@
 // Optimizer "adam": libtorch's Adam.
 #include <torch/optim/adam.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 

@@ -1,6 +1,7 @@
 // Optimizer "adamw": libtorch's AdamW.
 #include <torch/optim/adamw.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 

@@ -1,6 +1,7 @@
 // Optimizer "rmsprop": libtorch's RMSprop.
 #include <torch/optim/rmsprop.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 

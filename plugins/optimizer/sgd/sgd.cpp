@@ -1,17 +1,29 @@
 // Optimizer "sgd": libtorch's SGD with momentum, dampening, Nesterov and weight decay.
 #include <torch/optim/sgd.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and SgdOptions.
+#define SGD_OPTIONS(X)                                 \
+  X(lr, number, "0.01", "Learning rate")               \
+  X(momentum, number, "0", "Momentum factor")          \
+  X(dampening, number, "0", "Dampening for momentum")  \
+  X(nesterov, boolean, "false", "Nesterov momentum")   \
+  X(weight_decay, number, "0", "L2 penalty")
+
 namespace {
 
+SKEIN_OPTIONS_STRUCT(SgdOptions, SGD_OPTIONS)
+
 torch::optim::SGDOptions read(const skein::Options& opt) {
-  torch::optim::SGDOptions o(skein::read_positive(opt, "lr"));
-  o.momentum(skein::read_nonnegative(opt, "momentum"))
-      .dampening(skein::read_nonnegative(opt, "dampening"))
-      .nesterov(opt.get_bool("nesterov"))
-      .weight_decay(skein::read_nonnegative(opt, "weight_decay"));
+  const SgdOptions v(opt);
+  torch::optim::SGDOptions o(skein::require_positive(opt, "lr", v.lr));
+  o.momentum(skein::require_nonnegative(opt, "momentum", v.momentum))
+      .dampening(skein::require_nonnegative(opt, "dampening", v.dampening))
+      .nesterov(v.nesterov)
+      .weight_decay(skein::require_nonnegative(opt, "weight_decay", v.weight_decay));
   if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
     opt.fail("nesterov", "needs momentum > 0 and dampening 0");
   return o;
@@ -25,8 +37,4 @@ class Sgd final : public skein::LibtorchOptimizer<torch::optim::SGD, torch::opti
 }  // namespace
 
 SKEIN_PLUGIN(Sgd, optimizer, "sgd", "1.0.0", "Stochastic gradient descent (libtorch's SGD)",
-             SKEIN_OPTION("lr", number, "0.01", "Learning rate"),
-             SKEIN_OPTION("momentum", number, "0", "Momentum factor"),
-             SKEIN_OPTION("dampening", number, "0", "Dampening for momentum"),
-             SKEIN_OPTION("nesterov", boolean, "false", "Nesterov momentum"),
-             SKEIN_OPTION("weight_decay", number, "0", "L2 penalty"))
+             SKEIN_OPTION_SPECS(SGD_OPTIONS))

@@ -9,12 +9,15 @@
 
 #include "gradient_reducer.hpp"
 #include "skein/errors.hpp"
+#include "skein/kit/store.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
-#include "skein/store_keys.hpp"
 
 namespace {
+
+// ddp's keys in the run's store: its process group's, under one prefix per run.
+std::string ddp_store_prefix(const std::string& run) { return "skein/ddp/" + run + "/"; }
 
 class Ddp final : public skein::Parallel, public skein::ParallelState {
  public:
@@ -49,7 +52,7 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
       throw skein::ConfigError("parallel 'ddp': WORLD_SIZE is " + std::to_string(run_.world_size) +
                                " but the run has no store (start it with skein train --nproc-per-node)");
     const auto timeout = skein::to_millis(run_.timeout_s);
-    auto store = c10::make_intrusive<c10d::PrefixStore>(skein::store_key::ddp_prefix(run_.run_id),
+    auto store = c10::make_intrusive<c10d::PrefixStore>(ddp_store_prefix(run_.run_id),
                                                         args.store->store);
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
     std::string host = opt.get_string("gloo_host");

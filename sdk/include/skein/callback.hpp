@@ -1,10 +1,10 @@
 #pragma once
 #include <string>
 
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 
 #include "skein/context.hpp"
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 

@@ -8,10 +8,10 @@
 #include <torch/types.h>
 
 #include "skein/errors.hpp"
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 #include "skein/history.hpp"
 #include "skein/model.hpp"
-#include "skein/run_info.hpp"
+#include "skein/run.hpp"
 
 namespace skein {
 

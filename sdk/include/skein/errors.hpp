@@ -1,8 +1,9 @@
 #pragma once
+// Errors and warnings: how a plugin tells the user what is wrong.
 #include <stdexcept>
 #include <string>
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 
@@ -74,5 +75,10 @@ inline std::string first_line(const std::string& message) {
   }
   return line;
 }
+
+// The one way to warn: "skein: warning: <message>" on stderr and, during a
+// run, the same line in the run's log file (train.log), so a warning is seen
+// live and is still there afterwards. Plugins and the host both use it.
+SKEIN_EXPORT void warn(const std::string& message);
 
 }  // namespace skein

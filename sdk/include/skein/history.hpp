@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 

@@ -1,7 +1,7 @@
 #pragma once
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 #include "skein/history.hpp"
-#include "skein/run_info.hpp"
+#include "skein/run.hpp"
 
 namespace skein {
 

@@ -2,7 +2,7 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "skein/json.hpp"
+#include "skein/detail/json.hpp"
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 
@@ -76,5 +76,44 @@ class SKEIN_EXPORT Options {
   std::string owner_;
   nlohmann::json values_ = nlohmann::json::object();
 };
+
+// The C++ type of an option's value and how it is read (for
+// SKEIN_OPTIONS_STRUCT, skein/plugin.hpp): bool, std::int64_t, double,
+// std::string, vectors of these; JSON for an object or a list of anything.
+template <OptionType T> struct OptionValue;
+template <> struct OptionValue<OptionType::boolean> {
+  using type = bool;
+  static type read(const Options& o, const std::string& k) { return o.get_bool(k); }
+};
+template <> struct OptionValue<OptionType::integer> {
+  using type = std::int64_t;
+  static type read(const Options& o, const std::string& k) { return o.get_int(k); }
+};
+template <> struct OptionValue<OptionType::number> {
+  using type = double;
+  static type read(const Options& o, const std::string& k) { return o.get_number(k); }
+};
+template <> struct OptionValue<OptionType::string> {
+  using type = std::string;
+  static type read(const Options& o, const std::string& k) { return o.get_string(k); }
+};
+template <> struct OptionValue<OptionType::int_list> {
+  using type = std::vector<std::int64_t>;
+  static type read(const Options& o, const std::string& k) { return o.get_int_list(k); }
+};
+template <> struct OptionValue<OptionType::number_list> {
+  using type = std::vector<double>;
+  static type read(const Options& o, const std::string& k) { return o.get_number_list(k); }
+};
+template <> struct OptionValue<OptionType::string_list> {
+  using type = std::vector<std::string>;
+  static type read(const Options& o, const std::string& k) { return o.get_string_list(k); }
+};
+template <> struct OptionValue<OptionType::object> {
+  using type = nlohmann::json;
+  static type read(const Options& o, const std::string& k) { return o.json().value(k, nlohmann::json()); }
+};
+template <> struct OptionValue<OptionType::list> : OptionValue<OptionType::object> {};
+template <OptionType T> using option_value_t = typename OptionValue<T>::type;
 
 }  // namespace skein

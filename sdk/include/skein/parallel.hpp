@@ -4,7 +4,7 @@
 
 #include <torch/nn/module.h>
 
-#include "skein/export.hpp"
+#include "skein/detail/export.hpp"
 
 namespace skein {
 

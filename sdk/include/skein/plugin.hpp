@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "skein/export.hpp"
-#include "skein/manifest.hpp"
-#include "skein/option_default.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/detail/manifest.hpp"
+#include "skein/detail/option_default.hpp"
 #include "skein/options.hpp"
-#include "skein/run_info.hpp"
-#include "skein/version.hpp"
+#include "skein/run.hpp"
+#include "skein/detail/version.hpp"
 
 namespace skein {
 
@@ -92,6 +92,30 @@ using CreateFn = void* (*)(const PluginArgs*);
   ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, DEFAULT_JSON, DOC }
 #define SKEIN_REQUIRED_OPTION(NAME, TYPE, DOC) \
   ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, nullptr, DOC }
+
+// Options declared once: an X-macro list of X(name, type, default_json, doc)
+// gives both the schema entries (SKEIN_OPTION_SPECS) and a struct of typed
+// values read from the validated options (SKEIN_OPTIONS_STRUCT), in the way
+// of libtorch's TORCH_ARG. A required option has default_json nullptr.
+//
+//   #define MY_OPTIONS(X)                                   \
+//     X(patience, integer, "3", "Epochs to wait")           \
+//     X(monitor, string, nullptr, "History key to watch")
+//   SKEIN_OPTIONS_STRUCT(MyOptions, MY_OPTIONS)  // MyOptions{args.options}.patience: std::int64_t
+//   SKEIN_PLUGIN(MyStopper, callback, "my_stopper", "1.0.0", "...", SKEIN_OPTION_SPECS(MY_OPTIONS))
+#define SKEIN_OPTION_FIELD_(NAME, TYPE, DEFAULT_JSON, DOC) ::skein::option_value_t<::skein::OptionType::TYPE> NAME{};
+#define SKEIN_OPTION_READ_(NAME, TYPE, DEFAULT_JSON, DOC) \
+  NAME = ::skein::OptionValue<::skein::OptionType::TYPE>::read(options, #NAME);
+#define SKEIN_OPTION_SPEC_(NAME, TYPE, DEFAULT_JSON, DOC) , SKEIN_OPTION(#NAME, TYPE, DEFAULT_JSON, DOC)
+#define SKEIN_DROP_FIRST_(...) SKEIN_DROP_FIRST_I_(__VA_ARGS__)
+#define SKEIN_DROP_FIRST_I_(FIRST, ...) __VA_ARGS__
+#define SKEIN_OPTION_SPECS(LIST) SKEIN_DROP_FIRST_(LIST(SKEIN_OPTION_SPEC_))
+#define SKEIN_OPTIONS_STRUCT(STRUCT, LIST)                                  \
+  struct STRUCT {                                                           \
+    LIST(SKEIN_OPTION_FIELD_)                                               \
+    STRUCT() = default;                                                     \
+    explicit STRUCT(const ::skein::Options& options) { LIST(SKEIN_OPTION_READ_) } \
+  };
 
 // The manifest half of SKEIN_PLUGIN: the options array (each default checked
 // against its type at compile time) and the JSON manifest in the ELF section

@@ -30,8 +30,8 @@
 #include <torch/types.h>
 
 #include "skein/context.hpp"
-#include "skein/export.hpp"
-#include "skein/json.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/detail/json.hpp"
 
 namespace skein {
 

@@ -1,0 +1,296 @@
+// skein::Session (skein/session.hpp): a run opened as skein train opens one
+// (run_setup.hpp), driven batch by batch through the Trainer's steps.
+#include "skein/session.hpp"
+
+#include <c10/util/StringUtil.h>
+
+#include "skein/core/checkpoint_dir.hpp"
+#include "skein/core/config.hpp"
+#include "skein/core/log_stream.hpp"
+#include "skein/core/run_env.hpp"
+#include "skein/core/run_setup.hpp"
+#include "skein/core/trainer.hpp"
+#include "skein/errors.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/run.hpp"
+
+namespace skein {
+
+using namespace skein::core;
+
+namespace {
+
+core::TrainRequest request_of(const nlohmann::json& config, const SessionOptions& options) {
+  core::TrainRequest request;
+  request.run_dir = options.run_dir;
+  request.overwrite = options.overwrite;
+  request.plugin_dirs = options.plugin_dirs;
+  request.sources.data_required = false;
+  if (!options.resume.empty()) {
+    if (!config.is_null() && !(config.is_object() && config.empty()))
+      throw ConfigError("session: resume '" + options.resume +
+                        "' takes the config from the run's config.json; pass a null config");
+    request.resume_dir = options.resume;
+    request.run_dir.clear();
+    prepare_resume(request);
+    return request;
+  }
+  if (config.is_string()) {
+    request.sources.config_path = config.get<std::string>();
+  } else if (config.is_object()) {
+    request.sources.base = config;
+  } else {
+    throw ConfigError("session: the config must be a JSON object or the path of a config file, got " +
+                      std::string(config.type_name()));
+  }
+  return request;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  SessionOptions options;
+  LauncherEnv launcher;
+  RunInfo run;
+  RunStore store;
+  RunLog log;
+  PluginRegistry registry;
+  RunConfig config;
+  std::unique_ptr<RunDirectory> dir;
+  std::unique_ptr<Trainer> trainer;
+  bool began = false;       // on_train_begin ran
+  bool epoch_open = false;  // a step since the last end_epoch
+  bool finished = false;
+  long train_index = 0;  // train steps in the open epoch
+  long eval_index = 0;
+  bool warned_partial_group = false;
+
+  Impl(const nlohmann::json& config_json, SessionOptions opts)
+      : options(std::move(opts)),
+        launcher(read_launcher_env(process_env())),
+        run(read_run_env(launcher)),
+        store(open_run_store(run, launcher)),
+        log(run.is_main(), options.echo_log) {
+    TrainRequest request = request_of(config_json, options);
+    scan_plugins(registry, request.plugin_dirs);
+    request.sources.world_size = run.world_size;
+    config = resolve_run_config(request, registry);
+    if (!config.parallel_chosen.empty()) log.stream() << config.parallel_chosen << "\n";
+    run.run_dir = agree_on_run_dir(request, run, store);
+    dir = claim_run_dir(request, run);
+    try {
+      try {
+        trainer = std::make_unique<Trainer>(config, registry, run, log.stream(), store ? &store : nullptr);
+      } catch (const ConfigError& e) {
+        throw ConfigError(blame(e, config));
+      }
+      if (!request.resume_dir.empty()) restore(find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints)));
+      if (dir) {
+        open_run_dir(*dir, request, config, launcher, log);
+        trainer->on_epoch_recorded([this](long) { dir->commit_new_run(); });
+      }
+      if (options.batches_per_epoch > 0 || !config.data.record)
+        trainer->set_batches_per_epoch(std::max(0L, options.batches_per_epoch));
+      log.stream() << "Session: run directory " << run.run_dir;
+      if (run.world_size > 1) log.stream() << " (rank " << run.rank << " of " << run.world_size << ")";
+      log.stream() << "\n";
+    } catch (...) {
+      if (dir && request.resume_dir.empty() && !dir->committed()) {
+        try {
+          dir->discard_failed_start();
+        } catch (const std::exception&) {
+          // The original error matters more.
+        }
+      }
+      throw;
+    }
+  }
+
+  void restore(const std::string& checkpoint) {
+    trainer->resume(checkpoint);
+    // The program feeds the batches: where inside an epoch to continue is its own.
+    if (trainer->resumes_mid_epoch())
+      throw ConfigError("checkpoint " + checkpoint +
+                        " was written inside an epoch (every_n_steps); a session continues only from a "
+                        "checkpoint written at an epoch's end (epoch_*)");
+    log.stream() << "Resumed from " << checkpoint << "\n";
+  }
+
+  void check_usable(const char* call) const {
+    if (finished) throw std::logic_error(std::string(call) + ": the session is finished");
+  }
+
+  void check_between_epochs(const char* call) const {
+    check_usable(call);
+    if (epoch_open)
+      throw std::logic_error(std::string(call) + ": epoch " + std::to_string(trainer->epoch()) +
+                             " is open (steps since the last end_epoch); call it after end_epoch");
+  }
+
+  void open_epoch() {
+    if (epoch_open) return;
+    if (!began) {
+      trainer->begin_training();
+      began = true;
+    }
+    trainer->begin_epoch();
+    epoch_open = true;
+    train_index = eval_index = 0;
+  }
+
+  // Inputs in the model's dtype: float32 used as they are, other types converted.
+  torch::Tensor model_inputs(const torch::Tensor& inputs, const char* call) const {
+    if (!inputs.defined()) throw std::invalid_argument(std::string(call) + ": inputs: an undefined tensor");
+    if (inputs.dim() < 1) throw std::invalid_argument(std::string(call) + ": inputs: a scalar; expected [batch, ...]");
+    const auto& expected = trainer->data_info().input_shape;
+    if (!expected.empty() && inputs.sizes().slice(1).vec() != expected)
+      throw std::invalid_argument(std::string(call) + ": inputs have shape " + c10::str(inputs.sizes()) +
+                                  "; the model takes [batch, " +
+                                  c10::str(c10::IntArrayRef(expected)).substr(1));
+    if (inputs.scalar_type() == torch::kFloat) return inputs;
+    if (inputs.scalar_type() == torch::kBool || inputs.is_complex())
+      throw std::invalid_argument(std::string(call) + ": inputs: dtype " + std::string(c10::toString(inputs.scalar_type())) +
+                                  " (expected a real number type)");
+    return inputs.to(torch::kFloat);
+  }
+
+  // Targets as the loss takes them: class indices as int64, values as float32.
+  torch::Tensor loss_targets(const torch::Tensor& targets, std::int64_t batch, const char* call) const {
+    if (!targets.defined()) throw std::invalid_argument(std::string(call) + ": targets: an undefined tensor");
+    if (targets.dim() < 1 || targets.size(0) != batch)
+      throw std::invalid_argument(std::string(call) + ": targets have shape " + c10::str(targets.sizes()) +
+                                  " for a batch of " + std::to_string(batch) + " inputs");
+    torch::Tensor t = targets;
+    const bool classify = trainer->loss().classification();
+    if (classify) {
+      if (!torch::isFloatingType(t.scalar_type()) && t.scalar_type() != torch::kLong) t = t.to(torch::kLong);
+    } else if (t.scalar_type() != torch::kFloat) {
+      t = t.to(torch::kFloat);
+    }
+    try {
+      trainer->loss().check_targets(t, trainer->data_info(), call);
+    } catch (const std::exception& e) {  // the caller's tensor, not the config, is wrong
+      throw std::invalid_argument(std::string(call) + ": targets: " + first_line(e.what()));
+    }
+    return t;
+  }
+
+  // A train step, or an eval step recorded as valid values.
+  StepResult step(const torch::Tensor& inputs, const torch::Tensor& targets, bool train) {
+    const char* call = train ? "train_step" : "eval_step";
+    check_usable(call);
+    const torch::Tensor x = model_inputs(inputs, call);
+    const torch::Tensor y = loss_targets(targets, x.size(0), call);
+    open_epoch();
+    Batch batch{x, y};
+    batch.index = train ? train_index++ : eval_index++;
+    Trainer::EvalSums unused;
+    fitted(call, [&] { train ? trainer->train_batch(batch) : trainer->eval_batch(batch, true, unused); });
+    return result_of(batch);
+  }
+
+  // Runs a step; the config was checked when the session was made, so a
+  // ConfigError now means the caller's tensors do not fit the model or loss.
+  template <class Step>
+  static void fitted(const char* call, Step&& step) {
+    try {
+      step();
+    } catch (const ConfigError& e) {
+      throw std::invalid_argument(std::string(call) + ": " + first_line(e.what()));
+    }
+  }
+
+  // The values recorded for the batch just run (its row of the batch log).
+  StepResult result_of(const Batch& batch) const {
+    StepResult r;
+    r.loss = batch.loss.item<double>();
+    const BatchLog& log = trainer->history().batches();
+    const auto& cells = log.cells();
+    std::size_t first = cells.size();
+    while (first > 0 && cells[first - 1].row + 1 == log.rows()) --first;
+    for (std::size_t i = first; i < cells.size(); ++i) r.values.emplace_back(log.keys()[cells[i].key], cells[i].value);
+    return r;
+  }
+};
+
+Session::Session(const nlohmann::json& config, SessionOptions options)
+    : impl_(std::make_unique<Impl>(config, std::move(options))) {}
+
+Session::~Session() {
+  if (!impl_) return;
+  try {
+    finish();
+  } catch (...) {
+    // A destructor reports nothing; call finish() to see its errors.
+  }
+}
+
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&& other) noexcept {
+  if (this != &other) {
+    Session old(std::move(*this));  // finished by its destructor
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+StepResult Session::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  return impl_->step(inputs, targets, true);
+}
+
+StepResult Session::eval_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  return impl_->step(inputs, targets, false);
+}
+
+torch::Tensor Session::predict(const torch::Tensor& inputs) {
+  Impl& s = *impl_;  // also after finish(): the trained model serves on
+  const torch::Tensor out = s.trainer->predict(s.model_inputs(inputs, "predict"));
+  return out;
+}
+
+bool Session::end_epoch() {
+  Impl& s = *impl_;
+  s.check_usable("end_epoch");
+  s.open_epoch();  // an epoch without steps (a rank without data) still takes part
+  s.epoch_open = false;
+  // Micro-batches after the epoch's last complete accumulation group never
+  // reached the optimizer (the next step's group starts afresh).
+  const long left = s.train_index % s.config.accumulate_steps;
+  if (left != 0 && !s.warned_partial_group) {
+    s.warned_partial_group = true;
+    warn("end_epoch: the last " + std::to_string(left) + " train step(s) of epoch " +
+         std::to_string(s.trainer->epoch()) + " did not complete a group of accumulate_steps=" +
+         std::to_string(s.config.accumulate_steps) +
+         ", so their gradients were not applied; feed a multiple of it per epoch, or set batches_per_epoch");
+  }
+  return s.trainer->end_epoch();
+}
+
+void Session::save_checkpoint(const std::string& dir) {
+  impl_->check_between_epochs("save_checkpoint");
+  impl_->trainer->save_checkpoint(dir);
+}
+
+void Session::load_checkpoint(const std::string& dir) {
+  impl_->check_between_epochs("load_checkpoint");
+  impl_->restore(dir);
+}
+
+void Session::finish() {
+  Impl& s = *impl_;
+  if (s.finished) return;
+  s.finished = true;
+  if (s.began) {
+    s.trainer->end_training();
+    s.trainer->write_final_model();  // the model to export or predict with (main rank)
+  }
+  if (s.dir && s.trainer->epoch() > 0) s.dir->commit_new_run();
+  if (s.trainer->epoch() > 0) check_integrity(*s.trainer, s.run, s.store);  // run.json: did the ranks agree?
+  s.log.stream().flush();
+}
+
+TrainContext& Session::context() { return *impl_->trainer; }
+const std::string& Session::run_dir() const { return impl_->run.run_dir; }
+long Session::epoch() const { return impl_->trainer->epoch() - (impl_->epoch_open ? 1 : 0); }
+
+}  // namespace skein

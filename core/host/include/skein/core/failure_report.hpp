@@ -1,0 +1,27 @@
+#pragma once
+// How a worker started by `skein train` tells its launcher why it failed. The
+// launcher reads every worker's report once all have stopped: the earliest
+// one is the root cause (the failures of its peers come after it), and its
+// exit code stands even when the launcher's SIGTERM ended that worker first.
+#include <exception>
+#include <string>
+
+#include "skein/detail/export.hpp"
+
+namespace skein::core {
+
+// The exit code a failure ends skein with: 2 for bad configuration or a
+// plugin that cannot be used, 128 + the signal for an Interrupted run
+// (interrupt.hpp), 1 for anything else.
+SKEIN_EXPORT int exit_code_for(const std::exception& e);
+
+// Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE
+// (env::kErrorFile, set by the launcher: one file per worker), and under
+// torchrun the same message to $TORCHELASTIC_ERROR_FILE in torchrun's layout,
+// once: later calls keep the first report, the one closest to the cause.
+// Returns whether skein's launcher has a report (false outside a run it
+// launched, or when the file cannot be written).
+SKEIN_EXPORT bool report_failure(const std::string& message, int exit_code);
+inline bool report_failure(const std::exception& e) { return report_failure(e.what(), exit_code_for(e)); }
+
+}  // namespace skein::core

@@ -1,0 +1,34 @@
+#pragma once
+// A fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) inside plugin code
+// would end the process without a word. The trainer marks which plugin and
+// hook runs (two pointer stores, so cheap enough for every batch); the
+// handler writes one line naming them to stderr and to train.log with
+// async-signal-safe calls only, then lets the signal end the process as it
+// would have. Checkpoints are written atomically, so the newest complete one
+// stays resumable.
+#include <string>
+
+#include "skein/detail/export.hpp"
+
+namespace skein::core {
+
+// Installs the handler for this process; `rank` goes into the line.
+SKEIN_EXPORT void install_crash_handler(int rank);
+// Also append the line to this file (the run's train.log), from now on.
+SKEIN_EXPORT void set_crash_log(const std::string& path);
+
+// Marks `plugin` (its name, which must outlive the scope) as running `hook`
+// on the training thread, until the scope ends.
+class SKEIN_EXPORT PluginScope {
+ public:
+  PluginScope(const char* plugin, const char* hook);
+  ~PluginScope();
+  PluginScope(const PluginScope&) = delete;
+  PluginScope& operator=(const PluginScope&) = delete;
+
+ private:
+  const char* saved_plugin_;
+  const char* saved_hook_;
+};
+
+}  // namespace skein::core

@@ -1,0 +1,30 @@
+#pragma once
+// State dicts: {name: tensor} files shared with Python, and loading one into a
+// model with every name and shape checked.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "skein/detail/export.hpp"
+
+namespace skein::core {
+
+using StateDict = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// Reads a file written by Python's torch.save(model.state_dict()) (an
+// OrderedDict, which libtorch's own reader cannot take), by torch.save of a
+// plain dict, or skein's model_state_dict.pt. Throws ConfigError naming the file.
+SKEIN_EXPORT StateDict read_state_dict(const std::string& path);
+
+// The model's parameters and buffers by name, as bytes Python's torch.load reads.
+SKEIN_EXPORT std::string state_dict_bytes(torch::nn::Module& model);
+
+// Copies `dict` into the model's parameters and buffers. Names and shapes
+// must match exactly; otherwise throws ConfigError "<where>: ..." listing
+// every missing, unexpected and mis-shaped entry.
+SKEIN_EXPORT void load_state_dict(torch::nn::Module& model, const StateDict& dict, const std::string& where);
+
+}  // namespace skein::core

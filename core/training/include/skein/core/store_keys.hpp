@@ -1,0 +1,33 @@
+#pragma once
+// Every key skein writes into a run's c10d store: the one table of them. All
+// start with "skein/"; those of one attempt of a run carry its run id, so the
+// attempts of a restarted run never read each other's values.
+#include <string>
+
+namespace skein::store_key {
+
+// The run.
+inline std::string run_id() { return "skein/run_id"; }    // agreed when the environment gives none
+inline std::string run_dir() { return "skein/run_dir"; }  // chosen by rank 0 when not given
+// Rank 0's "resume" or "start" for an attempt an external agent (torchrun) restarted.
+inline std::string agent_restart_decision() { return "skein/agent_restart"; }
+// Rank r's history digest, compared at the end of the run.
+inline std::string digest(const std::string& run, int rank) {
+  return "skein/digest/" + run + "/" + std::to_string(rank);
+}
+// Rank r's part of checkpoint `name` of `epoch` ("rng": its generator state,
+// "parallel": the parallel wrapper's state), read by rank 0.
+inline std::string checkpoint_part(const std::string& run, const std::string& name, long epoch,
+                                   const std::string& part, int rank) {
+  return "skein/ckpt/" + run + "/" + name + "/" + std::to_string(epoch) + "/" + part + "/" + std::to_string(rank);
+}
+
+// The launchers of a multi-node run (their own rendezvous store).
+inline std::string launcher_max_restarts() { return "skein/launcher/max_restarts"; }
+inline std::string launcher_attempt(int number) { return "skein/launcher/attempt" + std::to_string(number) + "/"; }
+inline std::string launcher_run_dir() { return "skein/launcher/run_dir"; }
+
+// Plugins keep keys of their own under "skein/<kind>/" (the history plugins
+// in plugins/history/store_common/store_history.hpp, ddp in its source).
+
+}  // namespace skein::store_key

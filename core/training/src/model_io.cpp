@@ -1,0 +1,191 @@
+#include "skein/core/model_io.hpp"
+#include "skein/core/run_dir.hpp"
+
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+#include <boost/filesystem.hpp>
+#include <torch/csrc/jit/frontend/tracer.h>
+
+#include "skein/core/checkpoint_dir.hpp"
+#include "skein/core/checkpoint_meta.hpp"
+#include "skein/core/run.hpp"
+#include "skein/core/script_pin.hpp"
+#include "skein/core/state_dict_io.hpp"
+#include "skein/core/trainer.hpp"
+#include "skein/dataset.hpp"
+#include "skein/errors.hpp"
+#include "skein/kit/input_file.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/run.hpp"
+#include "skein/kit/scripted_model.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace skein::core {
+
+namespace {
+
+// RUN_DIR/checkpoints/NAME, with NAME a plain directory name (no path).
+std::string named_checkpoint(const std::string& run_dir, const std::string& name) {
+  static const std::regex plain("[A-Za-z0-9_][A-Za-z0-9_.-]*");
+  if (!std::regex_match(name, plain))
+    throw ConfigError("--checkpoint '" + name + "': expected a checkpoint name such as best or epoch_0003");
+  const std::string dir = run_dir + "/checkpoints/" + name;
+  if (!fs::exists(dir + "/" + checkpoint_files::kMeta))
+    throw ConfigError("--checkpoint '" + name + "': no complete checkpoint " + dir);
+  return dir;
+}
+
+// Mirrors the parameters and buffers of `from` (the same tensors) into a
+// scripted module of the same nesting, so that a trace reads them as the
+// module's attributes instead of baking them in as constants.
+void mirror_into_script(torch::nn::Module& from, torch::jit::Module& into) {
+  into.register_attribute("training", c10::BoolType::get(), false);
+  for (const auto& p : from.named_parameters(/*recurse=*/false)) into.register_parameter(p.key(), p.value(), false);
+  for (const auto& b : from.named_buffers(/*recurse=*/false)) into.register_buffer(b.key(), b.value());
+  for (const auto& c : from.named_children()) {
+    // A class name is an identifier: a child named "0" (a Sequential's, or a
+    // TorchScript model's mirrored submodule) gets a letter first.
+    std::string type = c.value()->name().substr(c.value()->name().rfind(':') + 1);
+    if (type.empty() || std::isdigit(static_cast<unsigned char>(type[0]))) type = "m" + type;
+    torch::jit::Module child("__torch__.skein.export." + type + "_" + c.key());
+    mirror_into_script(*c.value(), child);
+    into.register_module(c.key(), child);
+  }
+}
+
+}  // namespace
+
+std::string state_dict_file_of(const std::string& source) {
+  const fs::path p(source);
+  if (fs::is_regular_file(p)) return source;
+  if (fs::is_directory(p)) {
+    if (fs::is_regular_file(p / checkpoint_files::kStateDict)) return (p / checkpoint_files::kStateDict).string();
+    const std::string latest = find_model_checkpoint((p / run_files::kCheckpoints).string());
+    if (!latest.empty()) return latest + "/" + checkpoint_files::kStateDict;
+    throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
+                      checkpoint_files::kStateDict + ") nor a run with checkpoints");
+  }
+  if (fs::exists(p)) {  // a FIFO, a device: refused before anything reads it
+    try {
+      regular_file_size(source);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(std::string("init_from ") + e.what());
+    }
+  }
+  throw ConfigError("init_from '" + source + "': no such file or directory");
+}
+
+TrainedModel::TrainedModel(const TrainedModelOptions& options) {
+  const std::string& run_dir = options.run_dir;
+  recover_run_dir(run_dir);
+  if (!fs::exists(fs::path(run_dir) / run_files::kConfig))
+    throw ConfigError("'" + run_dir + "' is not a run directory (no config.json)");
+  checkpoint_dir_ = options.checkpoint.empty() ? find_model_checkpoint(run_files::path(run_dir, run_files::kCheckpoints))
+                                               : named_checkpoint(run_dir, options.checkpoint);
+  if (checkpoint_dir_.empty())
+    throw ConfigError("'" + run_dir + "' has no model yet: no epoch of it completed, and it has no checkpoint");
+  const CheckpointMeta meta = read_checked_checkpoint(checkpoint_dir_);
+
+  scan_plugins(registry_, options.plugin_dirs);
+  ConfigSources sources;
+  sources.config_path = run_files::path(run_dir, run_files::kConfig);
+  // Only the model (and, for old checkpoints, the dataset) is made: the
+  // run's callbacks and backends need not be installed where it is exported.
+  sources.sets = {"callbacks=[]"};
+  sources.data_required = false;  // a session's run has data_info instead
+  for (const char* key : {"history", "parallel"}) sources.sets.push_back(std::string(key) + "=" + schema_default(key).dump());
+  config_ = resolve_config(sources, registry_);
+  RunInfo run;
+  run.seed = config_.seed;
+  if (meta.data_info) {
+    info_ = *meta.data_info;
+  } else if (config_.data.record) {  // checkpoints written before data_info was recorded: ask the dataset
+    const Options data_opts = config_.data.make_options();
+    info_ = registry_.create<Dataset>(*config_.data.record, PluginArgs{data_opts, run, nullptr, nullptr})->info();
+  } else {
+    info_ = config_.data_info;
+  }
+  const Options model_opts = config_.model.make_options();
+  model_ = registry_.create<Model>(*config_.model.record, PluginArgs{model_opts, run, &info_, nullptr});
+  check_script_unchanged(*model_, meta, "checkpoint " + checkpoint_dir_);
+  if (!meta.input_scaling.is_null()) {
+    try {
+      scaling_ = InputScaling::from_json(meta.input_scaling, info_.input_shape, "checkpoint " + checkpoint_dir_);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(e.what());
+    }
+  }
+  const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
+  load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
+  model_->eval();
+}
+
+TrainedModel::~TrainedModel() = default;
+
+torch::Tensor TrainedModel::predict(const torch::Tensor& inputs, std::int64_t batch_size) {
+  if (inputs.dim() == 0) throw ConfigError("the inputs are a scalar; expected a batch [N, ...]");
+  const auto expected = info_.input_shape;
+  const auto per_sample = inputs.sizes().slice(1).vec();
+  if (!expected.empty() && per_sample != expected) {
+    std::ostringstream s;
+    s << "the inputs have shape " << inputs.sizes() << "; the model takes samples of shape "
+      << c10::IntArrayRef(expected) << " (inputs [N, " << c10::IntArrayRef(expected) << "])";
+    throw ConfigError(s.str());
+  }
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  auto params = model_->parameters();
+  const auto dtype = params.empty() ? torch::kFloat : params.front().scalar_type();
+  std::vector<torch::Tensor> outputs;
+  for (std::int64_t lo = 0; lo < inputs.size(0); lo += batch_size) {
+    const auto batch = inputs.slice(0, lo, std::min(inputs.size(0), lo + batch_size)).to(dtype);
+    outputs.push_back(model_->forward(scaling_.apply(batch)));
+  }
+  if (outputs.empty()) return torch::empty({0});
+  return torch::cat(outputs);
+}
+
+std::string TrainedModel::state_dict() const { return state_dict_bytes(*model_); }
+
+std::string TrainedModel::torchscript() {
+  model_->eval();
+  std::ostringstream out;
+  auto* scripted = dynamic_cast<ScriptedModel*>(model_.get());
+  if (scripted && !scaling_.active()) {
+    scripted->script().save(out);
+    return out.str();
+  }
+  // libtorch cannot script a C++ module, but it can trace one: the module's
+  // tensors become attributes of a new scripted module, and forward is
+  // recorded on an example batch, with the input scaling (its mean and std
+  // constants of the graph) when the run standardized its inputs.
+  torch::jit::Module module("__torch__.skein.export." + config_.model.record->name);
+  mirror_into_script(*model_, module);
+  std::vector<std::int64_t> shape{2};
+  shape.insert(shape.end(), info_.input_shape.begin(), info_.input_shape.end());
+  const torch::Tensor example = torch::zeros(shape);
+  try {
+    torch::NoGradGuard no_grad;
+    auto traced = torch::jit::tracer::trace(
+        {example},
+        [&](torch::jit::Stack inputs) -> torch::jit::Stack {
+          return {model_->forward(scaling_.apply(inputs.at(0).toTensor()))};
+        },
+        [](const torch::autograd::Variable&) { return std::string(); }, /*strict=*/false,
+        /*force_outplace=*/false, &module);
+    auto graph = std::get<0>(traced)->graph;
+    auto fn = module._ivalue()->compilation_unit()->create_function(
+        c10::QualifiedName(*module.type()->name(), "forward"), graph);
+    module.type()->addMethod(fn);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot trace model '" + config_.model.record->name + "' to TorchScript: " +
+                             first_line(e.what()) + "; export --format state_dict instead");
+  }
+  module.save(out);
+  return out.str();
+}
+
+}  // namespace skein::core

@@ -1,0 +1,105 @@
+#include "skein/core/rendezvous.hpp"
+
+#include <chrono>
+
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "skein/kit/atomic_file.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/kit/store.hpp"
+#include "skein/run.hpp"
+#include "skein/run_store.hpp"
+#include "skein/core/store_keys.hpp"
+
+namespace skein::core {
+
+nlohmann::json IntegrityReport::to_json() const {
+  return {{"world_size", digests.size()},
+          {"history_digests", digests},
+          {"consistent", consistent},
+          {"checked", enforced}};
+}
+
+void IntegrityReport::write_run_json(const std::string& run_dir, const nlohmann::json& launch) const {
+  nlohmann::json record = to_json();
+  if (launch.is_object()) record.update(launch);
+  write_file_atomic(run_files::path(run_dir, run_files::kRunInfo), record.dump(2) + "\n");
+}
+
+std::string digest_key(const std::string& run_id, int rank) {
+  return store_key::digest(run_id, rank);
+}
+
+Rendezvous::~Rendezvous() = default;
+
+IntegrityReport collect_digests(c10d::Store& store, const std::string& run_id, int world_size) {
+  IntegrityReport report;
+  std::vector<std::string> keys;
+  for (int r = 0; r < world_size; ++r) keys.push_back(digest_key(run_id, r));
+  try {
+    store.wait(keys);
+  } catch (const std::exception&) {
+    // Timed out: report what arrived; the first missing rank is named below.
+  }
+  report.consistent = true;
+  for (int r = 0; r < world_size; ++r) {
+    report.digests.push_back(store.check({keys[r]}) ? store_get(store, keys[r]) : "");
+    if (report.digests[r].rfind(kUnsyncedDigest, 0) == 0) report.enforced = false;
+    if (!report.consistent) continue;
+    if (report.digests[r].empty()) {
+      report.consistent = false;
+      report.message = "rank " + std::to_string(r) + " reported no history digest";
+    } else if (report.digests[r] != report.digests[0]) {
+      report.consistent = false;
+      report.message = "history of rank " + std::to_string(r) + " (digest " + report.digests[r] +
+                       ") differs from rank 0 (digest " + report.digests[0] + ")";
+    }
+  }
+  return report;
+}
+
+namespace {
+
+class StoreRendezvous final : public Rendezvous {
+ public:
+  StoreRendezvous(c10::intrusive_ptr<c10d::Store> store, int port)
+      : store_(std::move(store)), port_(port) {}
+  int port() const override { return port_; }
+  void publish(const std::string& key, const std::string& value) override {
+    store_set(*store_, key, value);
+  }
+  std::string fetch(const std::string& key) override { return store_get(*store_, key); }
+
+  IntegrityReport collect_digests(const std::string& run_id, int world_size) override {
+    return core::collect_digests(*store_, run_id, world_size);
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  int port_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rendezvous> Rendezvous::file_store(const std::string& path, int users,
+                                                   double timeout_s) {
+  auto store = c10::make_intrusive<c10d::FileStore>(path, users);
+  store->setTimeout(to_millis(timeout_s));
+  return std::make_unique<StoreRendezvous>(store, 0);
+}
+
+std::unique_ptr<Rendezvous> Rendezvous::tcp_server(int port, int world_size, double timeout_s) {
+  auto store = c10::make_intrusive<c10d::TCPStore>(
+      "127.0.0.1", tcp_store_options(port, true, world_size, timeout_s));
+  return std::make_unique<StoreRendezvous>(store, store->getPort());
+}
+
+std::unique_ptr<Rendezvous> Rendezvous::tcp_client(const std::string& host, int port, int world_size,
+                                                   double timeout_s) {
+  auto store = c10::make_intrusive<c10d::TCPStore>(
+      host, tcp_store_options(port, false, world_size, timeout_s));
+  return std::make_unique<StoreRendezvous>(store, port);
+}
+
+}  // namespace skein::core

@@ -1,0 +1,351 @@
+#include "skein/core/run.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+
+#include <boost/filesystem.hpp>
+
+#include "skein/kit/atomic_file.hpp"
+#include "skein/core/allocator.hpp"
+#include "skein/core/checkpoint_dir.hpp"
+#include "skein/core/crash_report.hpp"
+#include "skein/core/digest.hpp"
+#include "skein/core/failure_report.hpp"
+#include "skein/core/interrupt.hpp"
+#include "skein/core/log_stream.hpp"
+#include "skein/core/rendezvous.hpp"
+#include "skein/core/run_config_history.hpp"
+#include "skein/core/run_dir.hpp"
+#include "skein/core/run_setup.hpp"
+#include "skein/core/run_env.hpp"
+#include "skein/core/trainer.hpp"
+#include "skein/errors.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/kit/store.hpp"
+#include "skein/run.hpp"
+#include "skein/core/store_keys.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace skein::core {
+
+namespace {
+// Set when libskein_core is loaded, before main: the process's start, closely.
+const auto kLoadedAt = std::chrono::steady_clock::now();
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+}  // namespace
+
+void prepare_resume(TrainRequest& request) {
+  const std::string dir = request.resume_dir;
+  // An --overwrite killed in its first epoch set the run aside: it comes back
+  // first (rank 0 alone writes; skein's launcher is rank 0's process here).
+  if (read_run_env(read_launcher_env(process_env())).is_main()) recover_run_dir(dir);
+  if (!fs::exists(fs::path(dir) / run_files::kConfig))
+    throw ConfigError("--resume " + dir + ": not a run directory (no config.json)");
+  if (!request.sources.config_path.empty())
+    throw ConfigError("--resume takes the config from " + dir + "/config.json; use --set to change it");
+  if (!request.run_dir.empty() && fs::path(request.run_dir) != fs::path(dir))
+    throw ConfigError("--resume " + dir + " writes into that directory; drop --run-dir");
+  if (request.overwrite) throw ConfigError("--overwrite and --resume exclude each other");
+  if (find_latest_checkpoint(run_files::path(dir, run_files::kCheckpoints)).empty())
+    throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
+                      "/checkpoints (the run needs the checkpoint callback)");
+  request.sources.config_path = run_files::path(dir, run_files::kConfig);
+  request.run_dir = dir;
+}
+
+std::string new_run_dir(const std::string& parent, const std::string& config_path) {
+  std::string stem = config_path.empty() ? "run" : fs::path(config_path).stem().string();
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  std::ostringstream name;
+  name << stem << '-' << std::put_time(&tm, "%Y%m%d-%H%M%S");
+  fs::path base = fs::path(parent) / name.str();
+  fs::path candidate = base;
+  for (int i = 2; fs::exists(candidate); ++i) candidate = base.string() + "-" + std::to_string(i);
+  return candidate.string();
+}
+
+std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, const RunStore& store) {
+  if (!request.run_dir.empty()) return request.run_dir;
+  if (run.is_main()) {
+    std::string dir = new_run_dir("runs", request.sources.config_path);
+    if (store && run.world_size > 1) store_set(*store.store, store_key::run_dir(), dir);
+    return dir;
+  }
+  return store_get(*store.store, store_key::run_dir());
+}
+
+void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
+  const std::string digest = std::string(trainer.history_synchronized() ? "" : kUnsyncedDigest) +
+                             history_digest(trainer.history());
+  if (store) store_set(*store.store, digest_key(run.run_id, run.rank), digest);
+  if (!run.is_main() || launched_by_skein()) return;
+  IntegrityReport report;
+  if (store) {
+    report = collect_digests(*store.store, run.run_id, run.world_size);
+  } else {
+    report.digests = {digest};
+    report.consistent = true;
+    report.enforced = trainer.history_synchronized();
+  }
+  report.write_run_json(run.run_dir);
+  if (!report.consistent && report.enforced)
+    throw std::runtime_error("integrity check failed: " + report.message);
+}
+
+namespace {
+
+// An agent other than skein's launcher (torchrun --max-restarts) restarted
+// every worker: attempt N > 0 continues the run in --run-dir from its newest
+// complete checkpoint, as `skein train --max-restarts` does. Rank 0 decides
+// (its file system holds the run) and the others follow through the store.
+// Without a checkpoint the attempt starts as the first did (an existing run
+// directory then needs --overwrite, as always: a restart never replaces
+// outputs it cannot tell apart from another run's).
+void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
+                                  const RunStore& store, std::ostream& log) {
+  const std::string& attempt = launcher.attempt;
+  if (attempt == "0" || launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
+  if (request.run_dir.empty()) {
+    warn("restart " + attempt +
+         " by an external agent without --run-dir: a new run directory, training starts over");
+    return;
+  }
+  std::string decision;
+  if (run.is_main())
+    decision = find_latest_checkpoint(run_files::path(request.run_dir, run_files::kCheckpoints)).empty() ? "start" : "resume";
+  if (store && run.world_size > 1) {
+    if (run.is_main()) store_set(*store.store, store_key::agent_restart_decision(), decision);
+    else decision = store_get(*store.store, store_key::agent_restart_decision());
+  }
+  log << "Restart " << attempt << " (TORCHELASTIC_RESTART_COUNT): "
+      << (decision == "resume" ? "resuming " + request.run_dir : std::string("no checkpoint yet, starting over"))
+      << "\n";
+  if (decision != "resume") return;
+  request.sources.config_path.clear();  // the run's own config.json, with the flags on top
+  request.overwrite = false;
+  request.resume_dir = request.run_dir;
+  prepare_resume(request);
+}
+
+}  // namespace
+
+RunConfig resolve_run_config(const TrainRequest& request, PluginRegistry& registry) {
+  if (request.resume_dir.empty()) return resolve_config(request.sources, registry);
+  ConfigSources sources = request.sources;
+  const nlohmann::json before = latest_run_config(request.resume_dir);
+  use_recorded_plugins(before, registry);
+  sources.base = before;
+  RunConfig config = resolve_config(sources, registry);
+  check_resume_changes(before, config.resolved);
+  warn_changed_versions(before, config.resolved);
+  return config;
+}
+
+std::unique_ptr<RunDirectory> claim_run_dir(const TrainRequest& request, const RunInfo& run) {
+  if (!run.is_main()) return nullptr;
+  const bool resuming = !request.resume_dir.empty();
+  recover_run_dir(run.run_dir);  // what it holds is then what the checks see
+  if (!resuming) check_run_dir_usable(run.run_dir, request.overwrite);
+  auto dir = std::make_unique<RunDirectory>(run.run_dir);
+  if (!resuming) {
+    check_run_dir_usable(run.run_dir, request.overwrite);
+    dir->set_aside_previous_run();  // before any plugin writes
+  }
+  return dir;
+}
+
+void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfig& config,
+                  const LauncherEnv& launcher, RunLog& log) {
+  const bool resuming = !request.resume_dir.empty();
+  if (resuming) {
+    dir.continue_run();
+  } else {
+    dir.start_new_run();
+    write_file_atomic(run_files::path(dir.path(), run_files::kConfig), config.resolved.dump(2) + "\n");
+  }
+  append_config_history(dir.path(), resuming ? "resume" : "start", request.sources, config.resolved,
+                        launcher.label);
+  log.attach(run_files::path(dir.path(), run_files::kLog), resuming);
+  set_crash_log(run_files::path(dir.path(), run_files::kLog));
+}
+
+namespace {
+
+// The test split's result: into `outcome` and `results`, and one log line.
+void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& results, std::ostream& log) {
+  outcome.test_accuracy = test.accuracy;
+  outcome.test_loss = test.loss;
+  results["test_loss"] = test.loss;
+  results["test_samples"] = test.samples;
+  for (const auto& [name, value] : test.metrics) results["test_" + name] = value;
+  if (!test.confusion.empty()) results["test_confusion_matrix"] = test.confusion;
+  log << std::fixed << std::setprecision(4);
+  if (test.accuracy) {
+    results["test_accuracy"] = *test.accuracy;
+    log << "Test accuracy: " << *test.accuracy << "  test loss: " << test.loss;
+  } else {
+    log << "Test loss: " << test.loss;
+  }
+  log << "  (" << test.samples << " samples)\n";
+}
+
+// Start-up and memory, for benchmarks: the slowest and largest rank (a collective).
+void record_costs(Trainer& trainer, nlohmann::json& results) {
+  const auto first = trainer.first_batch_at();
+  std::vector<double> costs{first ? std::chrono::duration<double>(*first - kLoadedAt).count() : 0.0,
+                            peak_rss_mb()};
+  trainer.parallel().all_reduce_max(costs);
+  results["time_to_first_batch_s"] = costs[0];
+  results["peak_rss_mb"] = costs[1];
+  results["malloc_tuned"] = tune_allocator_for_training().tuned;
+}
+
+// Creates the trainer into `trainer` (a config error names the config key it
+// comes from) and restores the newest checkpoint on --resume. The caller owns
+// the trainer even when this throws, so that a failure is reported while its
+// connections are still open.
+void start_trainer(const TrainRequest& request, const RunConfig& config, const PluginRegistry& registry,
+                   const RunInfo& run, const RunStore& store, std::ostream& log, std::unique_ptr<Trainer>& trainer) {
+  try {
+    trainer = std::make_unique<Trainer>(config, registry, run, log, store ? &store : nullptr);
+  } catch (const ConfigError& e) {
+    throw ConfigError(blame(e, config));
+  }
+  if (!request.resume_dir.empty()) {
+    const std::string checkpoint = find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints));
+    trainer->resume(checkpoint);
+    log << "Resumed from " << checkpoint << "\n";
+  }
+}
+
+// Trains, tests, writes results.json and checks that the ranks agree.
+TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore& store, std::ostream& log) {
+  TrainOutcome outcome;
+  outcome.is_main = run.is_main();
+  outcome.run_dir = run.run_dir;
+  outcome.epochs = trainer.fit();
+  if (const long epoch = trainer.write_final_model())
+    log << "Final model (epoch " << epoch << "): " << run.run_dir << "/checkpoints/" << kFinalModel << "\n";
+  outcome.stop_reason = trainer.stop_reason();
+  if (!outcome.stop_reason.empty())
+    log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
+  nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
+  if (auto test = trainer.test()) record_test(*test, outcome, results, log);
+  record_costs(trainer, results);
+  if (run.is_main()) write_file_atomic(run_files::path(run.run_dir, run_files::kResults), results.dump(2) + "\n");
+  trainer.report_test(results);
+  check_integrity(trainer, run, store);
+  return outcome;
+}
+
+// What an interrupted run keeps (the model of its last complete epoch) and
+// how to go on, in the error line.
+Interrupted after_interrupt(const Interrupted& stop, Trainer& trainer, const std::string& run_dir) {
+  std::string text = stop.what();
+  try {
+    if (const long epoch = trainer.write_final_model())
+      text += "; the model of epoch " + std::to_string(epoch) + " is in " + run_dir + "/checkpoints/" + kFinalModel;
+  } catch (const std::exception& e) {
+    text += "; the final model could not be written: " + first_line(e.what());
+  }
+  if (!find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty())
+    text += "; continue with: skein train --resume " + run_dir;
+  else
+    text += "; no checkpoint to resume from (the checkpoint callback writes them)";
+  return Interrupted(stop.signal(), text);
+}
+
+}  // namespace
+
+TrainOutcome run_training(const TrainRequest& original_request) {
+  const AllocatorTuning& malloc_tuning = tune_allocator_for_training();  // before the data's first allocation
+  const LauncherEnv launcher = read_launcher_env(process_env());
+  RunInfo run = read_run_env(launcher);
+  install_crash_handler(run.rank);
+  RunStore store = open_run_store(run, launcher);
+  // The log buffers until the run directory is known: warnings from here on
+  // reach train.log too.
+  RunLog run_log(run.is_main());
+  run_log.note(malloc_tuning.summary + "\n");
+  run_log.note("launched by: " + launcher.label + "\n");
+  std::ostream& log = run_log.stream();
+  WarningLogScope warnings_to_log(run_log);
+  TrainRequest request = original_request;
+  continue_after_agent_restart(request, run, launcher, store, log);
+  PluginRegistry registry;
+  scan_plugins(registry, request.plugin_dirs);
+  request.sources.world_size = run.world_size;
+  const RunConfig config = resolve_run_config(request, registry);
+  if (!config.parallel_chosen.empty()) log << config.parallel_chosen << "\n";
+
+  run.run_dir = agree_on_run_dir(request, run, store);
+  const bool resuming = !request.resume_dir.empty();
+  std::unique_ptr<RunDirectory> dir = claim_run_dir(request, run);
+
+  // One process stops at a batch boundary on Ctrl-C or SIGTERM; several
+  // are stopped together by their launcher (interrupt.hpp).
+  std::optional<InterruptHandler> interrupts;
+  if (run.world_size == 1) interrupts.emplace();
+
+  // A failure is reported before the trainer (and its connections) goes away,
+  // so the launcher can tell it from the failures of the peers it causes.
+  std::unique_ptr<Trainer> trainer;
+  try {
+    start_trainer(request, config, registry, run, store, log, trainer);
+    trainer->keep_epoch_weights(interrupts.has_value());
+    if (dir) {
+      open_run_dir(*dir, request, config, launcher, run_log);
+      // The previous run (--overwrite) goes once this one has an epoch to show.
+      trainer->on_epoch_recorded([&dir](long) { dir->commit_new_run(); });
+    }
+    log << "Run directory: " << run.run_dir;
+    if (run.world_size > 1) log << " (" << run.world_size << " processes)";
+    log << "\n";
+    TrainOutcome outcome = train_and_test(*trainer, run, store, log);
+    if (dir) dir->commit_new_run();
+    log.flush();
+    return outcome;
+  } catch (const std::exception& e) {
+    // Ctrl-C: the model of the last complete epoch is kept, and the error
+    // line says where it is and how to continue.
+    std::optional<Interrupted> interrupted;
+    if (const auto* stop = dynamic_cast<const Interrupted*>(&e); stop && trainer && trainer->batches_done() > 0)
+      interrupted = after_interrupt(*stop, *trainer, run.run_dir);
+    const std::exception& reported = interrupted ? *interrupted : e;
+    // A run that never completed a batch leaves nothing behind (errors the
+    // first batch finds, such as a model's wrong output width, are a failed
+    // start), and one that replaced another but never completed an epoch
+    // brings the other back (a resume keeps its run).
+    const bool trained = trainer && trainer->batches_done() > 0;
+    if (dir && !resuming && !dir->committed() && (dir->holds_previous_run() || !trained)) {
+      try {
+        dir->discard_failed_start();
+      } catch (const std::exception&) {
+        // The original error matters more.
+      }
+    } else {
+      // The run stays: its log ends with why it stopped (stderr has the line too).
+      run_log.note("skein: error: " + first_line(reported.what()) + "\n");
+    }
+    report_failure(reported);
+    if (interrupted) throw *interrupted;
+    throw;
+  }
+}
+
+}  // namespace skein::core

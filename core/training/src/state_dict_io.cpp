@@ -1,0 +1,78 @@
+#include "skein/core/state_dict_io.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/serialize.h>  // torch::pickle_save, torch::pickle_load
+
+#include "skein/errors.hpp"
+#include "skein/kit/torch_file.hpp"
+
+namespace skein::core {
+StateDict read_state_dict(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw ConfigError("cannot read state dict '" + path + "'");
+  c10::IValue value;
+  try {
+    value = read_torch_save(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(std::string(e.what()) + "; expected a state dict");
+  }
+  if (!value.isGenericDict())
+    throw ConfigError("'" + path + "' holds a " + value.tagKind() + ", not a state dict {name: tensor}");
+  StateDict dict;
+  for (const auto& item : value.toGenericDict()) {
+    if (!item.key().isString() || !item.value().isTensor())
+      throw ConfigError("'" + path + "' is not a state dict: it maps " + item.key().tagKind() + " to " +
+                        item.value().tagKind() + ", not names to tensors");
+    dict.emplace_back(item.key().toStringRef(), item.value().toTensor());
+  }
+  return dict;
+}
+
+std::string state_dict_bytes(torch::nn::Module& model) {
+  c10::Dict<std::string, torch::Tensor> dict;
+  for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach());
+  for (const auto& b : model.named_buffers()) dict.insert(b.key(), b.value().detach());
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void load_state_dict(torch::nn::Module& model, const StateDict& dict, const std::string& where) {
+  std::map<std::string, torch::Tensor> targets;
+  for (const auto& p : model.named_parameters()) targets.emplace(p.key(), p.value());
+  for (const auto& b : model.named_buffers()) targets.emplace(b.key(), b.value());
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  for (const auto& [name, tensor] : dict) {
+    seen.insert(name);
+    auto it = targets.find(name);
+    if (it == targets.end()) {
+      problems.push_back("'" + name + "' is not in the model");
+    } else if (it->second.sizes() != tensor.sizes()) {
+      std::ostringstream s;
+      s << "'" << name << "' has shape " << tensor.sizes() << " in the file and " << it->second.sizes()
+        << " in the model";
+      problems.push_back(s.str());
+    }
+  }
+  for (const auto& [name, tensor] : targets)
+    if (!seen.count(name)) problems.push_back("'" + name + "' is missing from the file");
+  if (!problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+    throw ConfigError(where + " does not fit the model: " + all);
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : dict) {
+    torch::Tensor& target = targets.at(name);
+    target.copy_(tensor.to(target.scalar_type()));
+  }
+}
+
+}  // namespace skein::core

@@ -1,0 +1,47 @@
+#pragma once
+// SDK API version and the build fingerprint a plugin must share with the host.
+//
+// API rule: a plugin is accepted when its major equals the host's and its
+// minor is <= the host's minor. The fingerprint (SDK version, libtorch version,
+// libstdc++ dual-ABI flag, compiler family and major) must match exactly,
+// because plugins exchange C++ objects (torch tensors, std::string) with the host.
+#include <torch/csrc/api/include/torch/version.h>
+
+#include "skein/detail/export.hpp"
+
+// 3.0: the plugin contract alone under skein/; helpers moved to skein/kit/
+//      (libskein_kit, versioned on its own: skein/kit/version.hpp), host-only
+//      names to the host; run_info.hpp + run_output.hpp are skein/run.hpp,
+//      warn() is in skein/errors.hpp; ClassificationLoss, ElementwiseLoss,
+//      LibtorchOptimizer and the dataset helpers moved to the kit.
+// 2.5: skein::OptionError (a ConfigError naming its option as data).
+// 2.4: skein::EpochScorer, skein::TestReporter, skein::OwnValidation (new optional bases).
+// 2.3: skein::EpochReporter (a new optional base of callbacks; no vtable of 2.2 changed).
+// 2.2: skein::run_output_dir (a directory recorded as a container of the plugin's files).
+// 2.1: skein::ParallelState (a new optional base; no vtable of 2.0 changed).
+// 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
+// and optimizer; 1.2 skein/run_output.hpp.
+#define SKEIN_API_MAJOR 3
+#define SKEIN_API_MINOR 0
+#define SKEIN_SDK_VERSION "0.1.0"
+
+#define SKEIN_STR_(x) #x
+#define SKEIN_STR(x) SKEIN_STR_(x)
+
+#if defined(__clang__)
+#define SKEIN_COMPILER_ID "clang-" SKEIN_STR(__clang_major__)
+#elif defined(__GNUC__)
+#define SKEIN_COMPILER_ID "gcc-" SKEIN_STR(__GNUC__)
+#else
+#define SKEIN_COMPILER_ID "unknown"
+#endif
+
+#define SKEIN_BUILD_FINGERPRINT                                          \
+  "sdk=" SKEIN_SDK_VERSION ";torch=" SKEIN_STR(TORCH_VERSION_MAJOR) "." \
+  SKEIN_STR(TORCH_VERSION_MINOR) ";cxx11abi=" SKEIN_STR(_GLIBCXX_USE_CXX11_ABI) \
+  ";compiler=" SKEIN_COMPILER_ID
+
+namespace skein {
+// The fingerprint libskein_sdk itself was built with (the host's).
+SKEIN_EXPORT const char* host_fingerprint();
+}  // namespace skein

@@ -1,0 +1,52 @@
+#pragma once
+// Helpers for optimizer plugins: one libtorch optimizer type as a plugin, and
+// option readers that fail naming the option.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/optim/optimizer.h>
+
+#include "skein/detail/export.hpp"
+#include "skein/optimizer.hpp"
+#include "skein/options.hpp"
+
+namespace skein {
+
+// An optimizer plugin over one libtorch optimizer type: its options are
+// read once, by the plugin's constructor; create() makes the optimizer.
+template <class TorchOptimizer, class TorchOptions>
+class LibtorchOptimizer : public OptimizerFactory {
+ public:
+  explicit LibtorchOptimizer(TorchOptions options) : options_(std::move(options)) {}
+  std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {
+    return std::make_unique<TorchOptimizer>(std::move(params), options_);
+  }
+
+ private:
+  TorchOptions options_;
+};
+
+// Option readers that fail with the option named (ConfigError).
+// A positive, finite number (e.g. lr).
+SKEIN_EXPORT double read_positive(const Options& options, const std::string& key);
+// A finite number >= 0 (e.g. momentum, weight_decay, eps).
+SKEIN_EXPORT double read_nonnegative(const Options& options, const std::string& key);
+// The same checks of a value already read (SKEIN_OPTIONS_STRUCT): returns it.
+SKEIN_EXPORT double require_positive(const Options& options, const std::string& key, double value);
+SKEIN_EXPORT double require_nonnegative(const Options& options, const std::string& key, double value);
+
+// The options Adam and AdamW share: betas, eps, weight_decay, amsgrad.
+template <class AdamLikeOptions>
+void read_adam_options(const Options& options, AdamLikeOptions& into) {
+  const auto betas = options.get_number_list("betas");
+  if (betas.size() != 2) options.fail("betas", "expected two numbers");
+  for (double b : betas)
+    if (!(b >= 0 && b < 1)) options.fail("betas", "each must be in [0, 1)");
+  into.betas({betas[0], betas[1]})
+      .eps(read_nonnegative(options, "eps"))
+      .weight_decay(read_nonnegative(options, "weight_decay"))
+      .amsgrad(options.get_bool("amsgrad"));
+}
+
+}  // namespace skein

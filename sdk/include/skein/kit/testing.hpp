@@ -1,0 +1,210 @@
+#pragma once
+// A test harness for plugins, the one Skein's own plugins are tested with.
+// Harness creates a plugin by name with options exactly as `skein train`
+// does (the same discovery and checks of the library, the same validation of
+// the options: unknown keys, types, defaults, required ones); FakeRun is a
+// TrainContext a test drives a callback through (epochs whose values the test
+// records, batches, a model and optimizer, several ranks as threads) and
+// whose requests (stop, checkpoint) and log the test reads.
+// Datasets, losses, optimizers and models need no run: call them directly.
+//
+// Link skein::testing (find_package(Skein) provides it) and include
+// <skein/kit/testing.hpp>; see docs/plugin-authoring.md, "Testing a plugin".
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+
+#include "skein/callback.hpp"
+#include "skein/context.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/detail/json.hpp"
+#include "skein/history.hpp"
+#include "skein/model.hpp"
+#include "skein/parallel.hpp"
+#include "skein/run.hpp"
+
+namespace skein::testing {
+
+struct HarnessOptions {
+  // Plugin libraries (.so files) and folders of them. Besides these, the
+  // harness searches where `skein train` does: Skein's installed plugin folder
+  // and the folders of SKEIN_PLUGIN_PATH.
+  std::vector<std::string> plugin_paths;
+  // The run directory plugins resolve their outputs in. Empty: a fresh
+  // temporary folder, removed with the harness.
+  std::string run_dir;
+};
+
+class SKEIN_EXPORT Harness {
+ public:
+  explicit Harness(HarnessOptions options = {});
+  ~Harness();
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  // Plugin `name` of the kind whose interface is I (Callback, Dataset, Model,
+  // Loss, OptimizerFactory, HistoryBackend, Parallel), created with `options`
+  // (a JSON object, validated and completed with defaults as in a config) and
+  // run(). A bad option throws ConfigError (OptionError from the plugin) whose
+  // message names the option as `skein train` prints it: the plugin is in the
+  // config slot of its kind ("data (plugin 'csv')"; callbacks are numbered in
+  // the order they are created: "callbacks[0] (plugin 'timer')"). `data` is what a
+  // model plugin is sized from. The plugin's library stays loaded as long as
+  // the object lives.
+  template <class I>
+  std::shared_ptr<I> create(const std::string& name, const nlohmann::json& options = nlohmann::json::object(),
+                            const DataInfo* data = nullptr);
+
+  // What plugins are created with: change rank, world_size, seed, ... before
+  // create(). run().run_dir is the harness's run directory.
+  RunInfo& run();
+  const std::string& run_dir() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Collectives of `world` ranks that are threads of one test: each call blocks
+// until every rank has made it; then all get the element-wise sum (or maximum).
+class SKEIN_EXPORT ThreadRanks {
+ public:
+  explicit ThreadRanks(int world) : world_(world) {}
+  void reduce(std::vector<double>& values, bool max);
+  int world() const { return world_; }
+
+ private:
+  int world_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int arrived_ = 0;
+  long round_ = 0;
+  std::vector<double> acc_, result_;
+};
+
+// A parallel wrapper with collectives only: one rank alone, or one rank of ThreadRanks.
+class SKEIN_EXPORT FakeParallel final : public Parallel {
+ public:
+  explicit FakeParallel(ThreadRanks* ranks = nullptr) : ranks_(ranks) {}
+  void prepare(torch::nn::Module&) override {}
+  void finish_gradients() override {}
+  void all_reduce_sum(std::vector<double>& values) override;
+  void all_reduce_max(std::vector<double>& values) override;
+  void barrier() override;
+
+ private:
+  ThreadRanks* ranks_;
+};
+
+struct FakeRunOptions {
+  RunInfo run;                         // rank, world_size, run_dir as the callback sees them
+  ThreadRanks* ranks = nullptr;        // this run is rank run.rank of these threads
+  std::shared_ptr<Model> model;        // what ctx.model<T>() reaches; none: those calls throw
+  double lr = 0.1;                     // the SGD optimizer over the model's parameters
+  long batches_per_epoch = 1;
+  nlohmann::json config = {{"max_epochs", 10}};  // what ctx.config() returns
+  std::string checkpoint_root = "/nonexistent";
+};
+
+// A checkpoint a callback asked for.
+struct CheckpointRequest {
+  std::string name;
+  std::vector<std::string> remove_after;
+  bool operator==(const CheckpointRequest& other) const {
+    return name == other.name && remove_after == other.remove_after;
+  }
+};
+inline std::ostream& operator<<(std::ostream& out, const CheckpointRequest& r) {
+  out << r.name << " (removing";
+  for (const auto& old : r.remove_after) out << ' ' << old;
+  return out << ')';
+}
+
+class SKEIN_EXPORT FakeRun final : public TrainContext {
+ public:
+  explicit FakeRun(FakeRunOptions options = {});
+  ~FakeRun() override;
+
+  // TrainContext.
+  const RunInfo& run() const override { return options_.run; }
+  History& history() override { return history_; }
+  Model& model_base() override;
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  Parallel& parallel() override { return parallel_; }
+  long epoch() const override { return static_cast<long>(history_.size()); }
+  void request_stop(const std::string& reason) override;
+  bool stop_requested() const override { return !stop_reason.empty(); }
+  std::ostream& log() override { return log_; }
+  long batches_per_epoch() const override { return options_.batches_per_epoch; }
+  const nlohmann::json& config() const override { return options_.config; }
+  void request_checkpoint(const std::string& name, const std::vector<std::string>& remove_after) override;
+  std::string checkpoint_root() const override { return options_.checkpoint_root; }
+
+  // An epoch as the trainer makes it: begin_epoch() starts it (its batch
+  // records go into it); end_epoch() commits those records, as the trainer
+  // does before on_epoch_end, and records `values` as epoch values.
+  void begin_epoch();
+  void end_epoch(const std::vector<std::pair<std::string, double>>& values = {});
+  // begin_epoch(), then end_epoch(values).
+  void add_epoch(const std::vector<std::pair<std::string, double>>& values = {});
+  // add_epoch({{key, value}}).
+  void epoch_with(const std::string& key, double value) { add_epoch({{key, value}}); }
+  // Runs `callback` over one epoch per value of `key` (add_epoch, then
+  // on_epoch_end) until it asks to stop; returns that epoch (0: never).
+  long stop_epoch(Callback& callback, const std::string& key, const std::vector<double>& values);
+  // One train batch of the open epoch through `callback` as the trainer runs
+  // it: a new batch record (train_loss, train_batch_size), on_batch_begin;
+  // with a model, its forward, the loss (cross entropy
+  // for integer targets, mean squared error otherwise), backward,
+  // on_grad_computed, the optimizer step; on_batch_end. Without a model the
+  // batch's loss is `loss_without_model` and there is no backward. Returns
+  // the batch (outputs and loss set); it refers to `inputs` and `targets`.
+  Batch train_batch(Callback& callback, const torch::Tensor& inputs, const torch::Tensor& targets,
+                    const torch::Tensor& loss_without_model = {});
+
+  // What callbacks asked for and wrote.
+  std::string stop_reason;  // the first reason asked
+  std::vector<CheckpointRequest> checkpoints;
+  std::string log_text() const { return log_.str(); }
+
+ private:
+  FakeRunOptions options_;
+  History history_;
+  FakeParallel parallel_;
+  torch::Tensor unused_weight_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::ostringstream log_;
+  long batch_index_ = 0;
+};
+
+// A Boost.Test (or any) fixture for callback tests:
+//   BOOST_FIXTURE_TEST_SUITE(my_callback, skein::testing::CallbackFixture)
+//   ... auto cb = make("my_callback", {{"patience", 2}}); FakeRun run; ...
+struct CallbackFixture {
+  Harness harness;
+  std::shared_ptr<Callback> make(const std::string& name, const nlohmann::json& options = nlohmann::json::object()) {
+    return harness.create<Callback>(name, options);
+  }
+};
+
+// The message of the `E` (a std::exception) that `fn` throws; "" when it
+// throws none. Other exceptions pass through (and fail a Boost test).
+template <class E = std::exception, class Fn>
+std::string message_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace skein::testing

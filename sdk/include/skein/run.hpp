@@ -1,0 +1,70 @@
+#pragma once
+// The run a plugin is part of: where this process stands in it (RunInfo), what
+// the data look like (DataInfo), and where a plugin may write its files.
+// No torch here: cheap to include.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skein/detail/export.hpp"
+
+namespace skein {
+
+// Facts about this process's place in the run, known before plugins are created.
+// Ranks follow torchrun's environment variables (RANK, WORLD_SIZE, ...).
+struct RunInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr;  // MASTER_ADDR, empty outside a distributed run
+  int master_port = 0;      // MASTER_PORT
+  bool multi_node = false;  // the run spans machines (ranks beyond LOCAL_WORLD_SIZE)
+  std::string run_id;       // the same on every rank of one run
+  double timeout_s = 300;   // bound of every store wait and collective
+  std::uint64_t seed = 0;
+  std::string run_dir;
+  bool is_main() const { return rank == 0; }
+};
+
+// What a dataset provides, handed to the model plugin so it can size itself.
+struct DataInfo {
+  std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
+  // Classes of a classification task; for other tasks, the width of the
+  // model output per sample (e.g. 1 for a single regression target).
+  std::int64_t num_classes = 0;
+};
+
+// Where plugins write: every file a run writes lives inside its run directory
+// and is recorded there (in .skein-outputs), so that `--overwrite` removes
+// exactly what skein wrote and nothing else. A path outside the run directory
+// (absolute, "..", or through a symlink) is refused unless the user started
+// skein with --allow-outside-run-dir (environment SKEIN_ALLOW_OUTSIDE_RUN_DIR=1),
+// and the run's own files (config.json, history.json, ...) are never a
+// plugin's to write.
+class Options;
+
+// The absolute path for option `key` of `options` (a file or directory name,
+// relative to the run directory). Records it as an output of the run (rank 0
+// only). Throws ConfigError naming the plugin and the option.
+SKEIN_EXPORT std::string run_output_path(const Options& options, const std::string& key, const RunInfo& run);
+
+// The same for a name the plugin chose itself; `what` names it in errors.
+// A plugin that writes several files into a directory of its own records each
+// of them this way, e.g. run_output_path(run, dir + "/" + file, ...).
+SKEIN_EXPORT std::string run_output_path(const RunInfo& run, const std::string& name, const std::string& what);
+
+// For option `key` naming a directory the plugin writes its files into (API
+// 2.2): recorded as a container, which `--overwrite` removes only once empty,
+// so that files a user put there stay. (run_output_path records the entry as
+// a whole: a directory recorded that way goes with everything in it.)
+SKEIN_EXPORT std::string run_output_dir(const Options& options, const std::string& key, const RunInfo& run);
+
+// Whether `path` is (inside) an output this run recorded, in this process or
+// in an earlier attempt on the same run directory (a restart, a resume).
+SKEIN_EXPORT bool is_run_output(const RunInfo& run, const std::string& path);
+
+// Whether the user allowed outputs outside the run directory.
+SKEIN_EXPORT bool outside_run_dir_allowed();
+
+}  // namespace skein
