@@ -5,7 +5,7 @@
 // section without loading anything, so these stand in for the real plugins
 // when configs are resolved. fuzz/CMakeLists.txt generates one source per
 // plugin: this header, then the plugin file from its SKEIN_PLUGIN( on.
-#include "skein/kit/monitor.hpp"  // SKEIN_MONITOR_OPTIONS (torch-free)
+#include "skein/kit/option_lists.hpp"  // option lists plugins share (torch-free)
 #include "skein/plugin.hpp"
 
 #undef SKEIN_PLUGIN

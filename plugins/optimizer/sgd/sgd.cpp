@@ -2,10 +2,9 @@
 #include <torch/optim/sgd.h>
 
 #include "skein/kit/optimizers.hpp"
-#include "skein/optimizer.hpp"
 #include "skein/plugin.hpp"
 
-// Declared once: the schema and SgdOptions.
+// Declared once: the schema and SgdValues.
 #define SGD_OPTIONS(X)                                 \
   X(lr, number, "0.01", "Learning rate")               \
   X(momentum, number, "0", "Momentum factor")          \
@@ -15,10 +14,10 @@
 
 namespace {
 
-SKEIN_OPTIONS_STRUCT(SgdOptions, SGD_OPTIONS)
+SKEIN_OPTIONS_STRUCT(SgdValues, SGD_OPTIONS)
 
 torch::optim::SGDOptions read(const skein::Options& opt) {
-  const SgdOptions v(opt);
+  const SgdValues v(opt);
   torch::optim::SGDOptions o(skein::require_positive(opt, "lr", v.lr));
   o.momentum(skein::require_nonnegative(opt, "momentum", v.momentum))
       .dampening(skein::require_nonnegative(opt, "dampening", v.dampening))
@@ -29,10 +28,7 @@ torch::optim::SGDOptions read(const skein::Options& opt) {
   return o;
 }
 
-class Sgd final : public skein::LibtorchOptimizer<torch::optim::SGD, torch::optim::SGDOptions> {
- public:
-  explicit Sgd(const skein::PluginArgs& args) : LibtorchOptimizer(read(args.options)) {}
-};
+using Sgd = skein::LibtorchOptimizerOf<torch::optim::SGD, torch::optim::SGDOptions, read>;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
+#include "skein/kit/option_lists.hpp"  // SKEIN_MONITOR_OPTIONS
 #include "skein/options.hpp"
 
 namespace skein {
@@ -43,15 +44,3 @@ class SKEIN_EXPORT Monitor {
 };
 
 }  // namespace skein
-
-// The options Monitor reads, declared once for every plugin that watches a
-// history key: entries of a SKEIN_PLUGIN option list. MONITOR_DEFAULT and
-// THRESHOLD_DEFAULT are JSON texts; MONITOR_DOC says what the key decides;
-// WHEN prefixes every doc line (e.g. "plateau: ", or "" for none).
-#define SKEIN_MONITOR_OPTIONS(MONITOR_DEFAULT, MONITOR_DOC, THRESHOLD_DEFAULT, WHEN)                 \
-  SKEIN_OPTION("monitor", string, MONITOR_DEFAULT, WHEN MONITOR_DOC),                                \
-      SKEIN_OPTION("threshold", number, THRESHOLD_DEFAULT, WHEN "smallest change that counts as an improvement"), \
-      SKEIN_OPTION("threshold_mode", string, "\"rel\"",                                             \
-                   WHEN "rel: threshold is a share of the best value; abs: an amount"),              \
-      SKEIN_OPTION("lower_is_better", boolean, "null",                                                \
-                   WHEN "direction (null: from the key's name: *_loss and the like lower, others higher)")

@@ -8,8 +8,10 @@
 #include <torch/optim/optimizer.h>
 
 #include "skein/detail/export.hpp"
+#include "skein/kit/option_lists.hpp"  // SKEIN_ADAM_OPTIONS
 #include "skein/optimizer.hpp"
 #include "skein/options.hpp"
+#include "skein/plugin.hpp"
 
 namespace skein {
 
@@ -25,6 +27,16 @@ class LibtorchOptimizer : public OptimizerFactory {
 
  private:
   TorchOptions options_;
+};
+
+// The plugin class itself, for an optimizer whose libtorch options `Read`
+// makes from the plugin's options:
+//   using Sgd = skein::LibtorchOptimizerOf<torch::optim::SGD, torch::optim::SGDOptions, read>;
+//   SKEIN_PLUGIN(Sgd, optimizer, "sgd", ...)
+template <class TorchOptimizer, class TorchOptions, TorchOptions (*Read)(const Options&)>
+class LibtorchOptimizerOf final : public LibtorchOptimizer<TorchOptimizer, TorchOptions> {
+ public:
+  explicit LibtorchOptimizerOf(const PluginArgs& args) : LibtorchOptimizer<TorchOptimizer, TorchOptions>(Read(args.options)) {}
 };
 
 // Option readers that fail with the option named (ConfigError).
