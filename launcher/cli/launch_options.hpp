@@ -1,4 +1,7 @@
 #pragma once
+// What `skein train` asks the launcher for: processes per node, nodes, the
+// rendezvous, restarts, and the workers' arguments. Parsed by the torch-free
+// command line (cli/), carried out by libskein_commands (commands/launch.hpp).
 #include <string>
 #include <vector>
 
@@ -23,8 +26,5 @@ struct LaunchOptions {
   // ... and what every attempt repeats (--plugin, --set, --plugin-dir).
   std::vector<std::string> common_args;
 };
-
-// Starts this node's workers and waits for them; returns the exit code.
-int launch(const LaunchOptions& options);
 
 }  // namespace skein::launcher

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "launch.hpp"
+#include "launch_options.hpp"
 #include "skein/core/config.hpp"  // TrainRequest
 #include "skein/core/trained_model_options.hpp"
 
