@@ -105,37 +105,6 @@ BOOST_AUTO_TEST_CASE(class_probabilities_are_targets_of_cross_entropy) {
 // Class weights: cross_entropy's weight is PyTorch's (the weighted mean of
 // the per-sample losses), bce_with_logits' pos_weight weighs the positive
 // term; a weight count that does not fit the outputs is a config error.
-BOOST_AUTO_TEST_CASE(class_weights_of_the_losses) {
-  auto loss = [&](const std::string& name, const nlohmann::json& options) {
-    const auto& rec = registry.require(name);
-    skein::Options opts(name, skein::core::validate_options(rec.options, options, name, name));
-    return registry.create<skein::Loss>(rec, skein::PluginArgs{opts, skein::RunInfo{}, nullptr});
-  };
-  torch::manual_seed(5);
-  const auto scores = torch::randn({6, 3});
-  const auto ids = torch::tensor({0, 1, 2, 2, 1, 2}, torch::kInt64);
-  const auto per_sample = -torch::log_softmax(scores, 1).gather(1, ids.unsqueeze(1)).squeeze(1);
-  const auto w = torch::tensor({1.0f, 2.0f, 0.5f});
-  const double want = ((per_sample * w.index_select(0, ids)).sum() / w.index_select(0, ids).sum()).template item<double>();
-  BOOST_TEST(loss("cross_entropy", {{"weight", {1.0, 2.0, 0.5}}})->compute(scores, ids).item<double>() == want,
-             boost::test_tools::tolerance(1e-6));
-  const auto wrong = test::message_of<skein::ConfigError>(
-      [&] { loss("cross_entropy", {{"weight", {1.0, 2.0}}})->compute(scores, ids); });
-  BOOST_TEST(wrong.find("option 'weight' has 2 entries, but the model outputs 3 class scores") != std::string::npos,
-             wrong);
-
-  const auto logits = torch::randn({6, 1});
-  const auto labels = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f}).unsqueeze(1);
-  const auto p = torch::sigmoid(logits);
-  const double expect_bce = (-(3.0 * labels * torch::log(p) + (1 - labels) * torch::log(1 - p))).mean().item<double>();
-  BOOST_TEST(loss("bce_with_logits", {{"pos_weight", {3.0}}})->compute(logits, labels).item<double>() == expect_bce,
-             boost::test_tools::tolerance(1e-5));
-  const auto wide = test::message_of<skein::ConfigError>(
-      [&] { loss("bce_with_logits", {{"pos_weight", {1.0, 2.0}}})->compute(logits, labels); });
-  BOOST_TEST(wide.find("option 'pos_weight' has 2 entries, but the model outputs 1 values per sample") !=
-                 std::string::npos, wide);
-}
-
 // Epoch scores (scoring's valid_f1) are in the record before any
 // on_epoch_end: early stopping listed first can watch them.
 BOOST_AUTO_TEST_CASE(epoch_scores_are_recorded_before_on_epoch_end) {

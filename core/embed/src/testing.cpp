@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <torch/nn/functional/loss.h>
 
@@ -59,6 +60,14 @@ Harness::~Harness() {
 
 RunInfo& Harness::run() { return impl_->run; }
 const std::string& Harness::run_dir() const { return impl_->run_dir; }
+
+std::string Harness::write_file(const std::string& name, const std::string& bytes) const {
+  const std::string path = impl_->run_dir + "/" + name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+  return path;
+}
 
 template <class I>
 std::shared_ptr<I> Harness::create(const std::string& name, const nlohmann::json& options, const DataInfo* data) {

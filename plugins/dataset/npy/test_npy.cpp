@@ -12,7 +12,6 @@
 #include "skein/dataset.hpp"
 #include "skein/kit/npy.hpp"
 #include "skein/kit/testing.hpp"
-#include "test_support.hpp"
 
 // The npy dataset plugin reading files that change under it: a file
 // truncated or rewritten in place while a run reads it is one error naming
@@ -21,7 +20,8 @@
 
 namespace {
 
-using test::contains;
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using skein::testing::message_of;
 
 // 4096 rows of 4 float32 (64 KiB, 16 pages): rows past a truncation lie on
 // pages wholly beyond the file's new end, whose reading raises SIGBUS.
@@ -29,11 +29,14 @@ constexpr std::int64_t kRows = 4096;
 
 struct Fixture {
   Fixture() {
-    write(x, torch::arange(kRows * 4, torch::kFloat32).reshape({kRows, 4}));
-    write(y, torch::arange(kRows, torch::kLong).remainder(3));
+    write("x.npy", torch::arange(kRows * 4, torch::kFloat32).reshape({kRows, 4}));
+    write("y.npy", torch::arange(kRows, torch::kLong).remainder(3));
   }
 
-  void write(const std::string& path, const torch::Tensor& t) { test::write_text(path, skein::npy_bytes(t)); }
+  // Writes `t` as the .npy file run_dir/name.
+  std::string write(const std::string& name, const torch::Tensor& t) {
+    return harness.write_file(name, skein::npy_bytes(t));
+  }
 
   std::shared_ptr<const skein::SampleSource> open() {
     data = harness.create<skein::Dataset>("npy", {{"train_inputs", x}, {"train_targets", y}});
@@ -42,7 +45,7 @@ struct Fixture {
 
   // What fetching `indices` threw (a std::runtime_error), or "".
   static std::string fetch_error(const skein::SampleSource& source, const std::vector<std::int64_t>& indices) {
-    return test::message_of<std::runtime_error>([&] { source.fetch(indices, {}); });
+    return message_of<std::runtime_error>([&] { source.fetch(indices, {}); });
   }
 
   // Sets the file's modification time to the year 2001, so that a rewrite
@@ -53,8 +56,7 @@ struct Fixture {
   }
 
   skein::testing::Harness harness;
-  test::TempDir tmp;
-  std::string x = tmp.str("x.npy"), y = tmp.str("y.npy");
+  std::string x = harness.run_dir() + "/x.npy", y = harness.run_dir() + "/y.npy";
   std::shared_ptr<skein::Dataset> data;
 };
 
@@ -72,7 +74,7 @@ BOOST_AUTO_TEST_CASE(a_file_truncated_between_batches_is_an_error_naming_it) {
     BOOST_TEST(contains(err, x + ": truncated to 200 bytes while the run reads it"), err);
   }
   // The targets file too.
-  write(x, torch::zeros({kRows, 4}, torch::kFloat32));
+  write("x.npy", torch::zeros({kRows, 4}, torch::kFloat32));
   const auto targets = open();
   BOOST_REQUIRE(::truncate(y.c_str(), 0) == 0);
   BOOST_TEST(contains(fetch_error(*targets, {0}), y + ": truncated to 0 bytes"));
@@ -82,15 +84,15 @@ BOOST_AUTO_TEST_CASE(a_file_rewritten_in_place_is_an_error_naming_it) {
   age(x);
   const auto source = open();
   BOOST_TEST(fetch_error(*source, {5}).empty());
-  write(x, torch::zeros({kRows, 4}, torch::kFloat32));  // same size, same inode, other data
+  write("x.npy", torch::zeros({kRows, 4}, torch::kFloat32));  // same size, same inode, other data
   const auto err = fetch_error(*source, {5});
   BOOST_TEST(contains(err, x + ": modified in place while the run reads it"), err);
 }
 
 BOOST_AUTO_TEST_CASE(a_file_renamed_over_the_path_leaves_the_run_on_the_old_one) {
   const auto source = open();
-  write(tmp.str("new.npy"), torch::zeros({2, 4}, torch::kFloat32));
-  BOOST_REQUIRE(std::rename(tmp.str("new.npy").c_str(), x.c_str()) == 0);
+  const std::string fresh = write("new.npy", torch::zeros({2, 4}, torch::kFloat32));
+  BOOST_REQUIRE(std::rename(fresh.c_str(), x.c_str()) == 0);
   const auto batch = source->fetch({kRows - 1}, {});
   BOOST_TEST(batch.inputs[0][3].item<float>() == kRows * 4 - 1);
 }
@@ -101,7 +103,7 @@ BOOST_AUTO_TEST_CASE(mapped_npy_checks_its_file) {
   BOOST_TEST(mapped.tensor().sizes() == torch::IntArrayRef({kRows, 4}));
   mapped.check();  // unchanged: no error
   BOOST_REQUIRE(::truncate(x.c_str(), 128) == 0);
-  BOOST_TEST(contains(test::message_of<std::runtime_error>([&] { mapped.check(); }), x + ": truncated to 128 bytes"));
+  BOOST_TEST(contains(message_of<std::runtime_error>([&] { mapped.check(); }), x + ": truncated to 128 bytes"));
 }
 
 // Text from a file's header is capped in errors: a 20000-byte dtype or shape
@@ -112,8 +114,8 @@ BOOST_AUTO_TEST_CASE(long_header_values_are_capped_in_errors) {
     std::string bytes("\x93NUMPY\x01\x00", 8);
     bytes += static_cast<char>(dict.size() & 0xff);
     bytes += static_cast<char>(dict.size() >> 8);
-    test::write_text(x, bytes + dict + std::string(8, '\0'));
-    return test::message_of<std::runtime_error>([&] { skein::MappedNpy{x}; });
+    harness.write_file("x.npy", bytes + dict + std::string(8, '\0'));
+    return message_of<std::runtime_error>([&] { skein::MappedNpy{x}; });
   };
   const std::string long_text(20000, 'z');
   auto err = npy_with("<" + long_text, "(1,)");

@@ -67,6 +67,8 @@ class SKEIN_EXPORT Harness {
   // create(). run().run_dir is the harness's run directory.
   RunInfo& run();
   const std::string& run_dir() const;
+  // Writes `bytes` to run_dir()/name (a test's input files); returns the path.
+  std::string write_file(const std::string& name, const std::string& bytes) const;
 
  private:
   struct Impl;
