@@ -13,14 +13,25 @@
 #include "skein/kit/monitor.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once (the monitor's options: SKEIN_MONITOR_OPTIONS): the schema and CheckpointOptions.
+#define CHECKPOINT_OPTIONS(X)                                                                        \
+  X(every, integer, "1", "Write epoch_NNNN every this many epochs (0: never)")                       \
+  X(every_n_steps, integer, "0",                                                                     \
+    "Write step_NNNNNNNN every this many optimizer steps, inside epochs too; --resume "               \
+    "continues at the next batch (0: never)")                                                        \
+  X(keep_last, integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(CheckpointOptions, CHECKPOINT_OPTIONS)
 
 class Checkpoint final : public skein::Callback {
  public:
-  explicit Checkpoint(const skein::PluginArgs& args)
-      : every_(args.options.get_int("every")),
-        every_n_steps_(args.options.get_int("every_n_steps")),
-        keep_last_(args.options.get_int("keep_last")) {
+  explicit Checkpoint(const skein::PluginArgs& args) : Checkpoint(args, CheckpointOptions(args.options)) {}
+
+ private:
+  Checkpoint(const skein::PluginArgs& args, const CheckpointOptions& o)
+      : every_(o.every), every_n_steps_(o.every_n_steps), keep_last_(o.keep_last) {
     if (every_ < 0) args.options.fail("every", "must be >= 0 (0: no periodic checkpoints)");
     if (every_n_steps_ < 0) args.options.fail("every_n_steps", "must be >= 0 (0: none inside epochs)");
     if (keep_last_ < 1) args.options.fail("keep_last", "must be at least 1");
@@ -31,6 +42,7 @@ class Checkpoint final : public skein::Callback {
     }
   }
 
+ public:
   // Every rank counts the same steps, so all ask for the same checkpoint at
   // the same batch (the trainer writes it after that batch's step).
   void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
@@ -110,11 +122,7 @@ class Checkpoint final : public skein::Callback {
 
 SKEIN_PLUGIN(Checkpoint, callback, "checkpoint", "1.2.0",
              "Atomic checkpoints (last K epochs and steps, and the best) for skein train --resume",
-             SKEIN_OPTION("every", integer, "1", "Write epoch_NNNN every this many epochs (0: never)"),
-             SKEIN_OPTION("every_n_steps", integer, "0",
-                          "Write step_NNNNNNNN every this many optimizer steps, inside epochs too; --resume "
-                          "continues at the next batch (0: never)"),
-             SKEIN_OPTION("keep_last", integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep"),
+             SKEIN_OPTION_SPECS(CHECKPOINT_OPTIONS),
              SKEIN_MONITOR_OPTIONS("null",
                                    "Write 'best' when this history value improves (null: valid_loss if the run "
                                    "validates; \"\": never)",

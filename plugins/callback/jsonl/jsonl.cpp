@@ -11,7 +11,14 @@
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
+// Declared once: the schema and JsonlOptions.
+#define JSONL_OPTIONS(X)                                                             \
+  X(file, string, "\"metrics.jsonl\"", "File, relative to the run directory")        \
+  X(batches, boolean, "false", "Also write one line per batch (before its epoch's)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(JsonlOptions, JSONL_OPTIONS)
 
 // A resumed run trains again every epoch after its checkpoint's, and those
 // epochs may already be in the file (a checkpoint every N epochs, or a kill
@@ -42,7 +49,7 @@ void drop_lines_after(const std::string& path, long last_epoch) {
 class Jsonl final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit Jsonl(const skein::PluginArgs& args)
-      : path_(skein::run_output_path(args.options, "file", args.run)), batches_(args.options.get_bool("batches")) {}
+      : path_(skein::run_output_path(args.options, "file", args.run)), o_(args.options) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
@@ -56,7 +63,7 @@ class Jsonl final : public skein::Callback, public skein::EpochReporter {
   void on_epoch_recorded(skein::TrainContext& ctx) override {
     if (!out_.is_open()) return;
     const auto& epoch = ctx.history().last();
-    if (batches_) {
+    if (o_.batches) {
       long index = 0;
       for (const auto& b : epoch.at("batches")) {
         nlohmann::json line = b;
@@ -83,7 +90,7 @@ class Jsonl final : public skein::Callback, public skein::EpochReporter {
   }
 
   std::string path_;
-  bool batches_;
+  JsonlOptions o_;
   std::ofstream out_;
 };
 
@@ -91,5 +98,4 @@ class Jsonl final : public skein::Callback, public skein::EpochReporter {
 
 SKEIN_PLUGIN(Jsonl, callback, "jsonl", "1.2.0",
              "Appends each epoch's values (and optionally each batch's) to metrics.jsonl",
-             SKEIN_OPTION("file", string, "\"metrics.jsonl\"", "File, relative to the run directory"),
-             SKEIN_OPTION("batches", boolean, "false", "Also write one line per batch (before its epoch's)"))
+             SKEIN_OPTION_SPECS(JSONL_OPTIONS))

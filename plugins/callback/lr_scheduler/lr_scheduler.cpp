@@ -16,12 +16,40 @@
 #include "skein/plugin.hpp"
 #include "step_schedule.hpp"
 
+// Declared once: the schema and LrScheduleOptions, LrPlateauOneCycleOptions
+// (the monitor's options, SKEIN_MONITOR_OPTIONS, come between the two).
+#define LR_SCHEDULE_OPTIONS(X)                                                                \
+  X(policy, string, "\"step\"", "step, cosine, linear, plateau or one_cycle")                 \
+  X(interval, string, "\"auto\"",                                                             \
+    "epoch or step: when the rate changes (auto: step for one_cycle, else epoch)")            \
+  X(step_size, integer, "10", "step: epochs (or steps) between decays")                       \
+  X(gamma, number, "0.1", "step: decay factor")                                               \
+  X(t_max, integer, "0",                                                                      \
+    "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)")       \
+  X(eta_min, number, "0", "cosine, linear: final rate")                                       \
+  X(warmup_steps, integer, "0",                                                               \
+    "cosine, linear with interval step: optimizer steps of linear warm-up first")             \
+  X(warmup_start_factor, number, "0", "warm-up starts at this times the base rate")
+#define LR_PLATEAU_ONECYCLE_OPTIONS(X)                                                        \
+  X(factor, number, "0.1", "plateau: multiply the rate by this")                              \
+  X(patience, integer, "10", "plateau: epochs without improvement first")                     \
+  X(min_lr, number, "0", "plateau: lower bound of the rate")                                  \
+  X(max_lr, number, "0", "one_cycle: peak rate (0: the optimizer's lr)")                      \
+  X(total_steps, integer, "0", "one_cycle: length of the cycle (0: every step of the run)")   \
+  X(pct_start, number, "0.3", "one_cycle: share of the cycle spent rising")                   \
+  X(anneal, string, "\"cos\"", "one_cycle: cos or linear")                                    \
+  X(div_factor, number, "25", "one_cycle: initial rate = max_lr / div_factor")                \
+  X(final_div_factor, number, "10000", "one_cycle: final rate = initial / final_div_factor")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(LrScheduleOptions, LR_SCHEDULE_OPTIONS)
+SKEIN_OPTIONS_STRUCT(LrPlateauOneCycleOptions, LR_PLATEAU_ONECYCLE_OPTIONS)
 
 enum class Policy { step, cosine, linear, plateau, one_cycle };
 
-Policy policy_of(const skein::Options& o) {
-  const auto name = o.get_string("policy");
+// `name`: the value of option policy.
+Policy policy_of(const skein::Options& o, const std::string& name) {
   if (name == "step") return Policy::step;
   if (name == "cosine") return Policy::cosine;
   if (name == "linear") return Policy::linear;
@@ -30,9 +58,9 @@ Policy policy_of(const skein::Options& o) {
   o.fail("policy", "must be step, cosine, linear, plateau or one_cycle, got '" + name + "'");
 }
 
-// "auto": one_cycle steps per optimizer step, the others per epoch.
-bool per_step_of(const skein::Options& o, Policy policy) {
-  const auto interval = o.get_string("interval");
+// `interval`: the value of option interval. "auto": one_cycle steps per
+// optimizer step, the others per epoch.
+bool per_step_of(const skein::Options& o, const std::string& interval, Policy policy) {
   if (interval != "auto" && interval != "epoch" && interval != "step")
     o.fail("interval", "must be auto, epoch or step, got '" + interval + "'");
   const bool per_step = interval == "step" || (interval == "auto" && policy == Policy::one_cycle);
@@ -44,17 +72,19 @@ bool per_step_of(const skein::Options& o, Policy policy) {
 class LrScheduler final : public skein::Callback {
  public:
   explicit LrScheduler(const skein::PluginArgs& args)
-      : policy_(policy_of(args.options)),
-        per_step_(per_step_of(args.options, policy_)),
-        step_size_(args.options.get_int("step_size")),
-        gamma_(args.options.get_number("gamma")),
-        t_max_(args.options.get_int("t_max")),
-        eta_min_(args.options.get_number("eta_min")),
-        warmup_steps_(args.options.get_int("warmup_steps")),
-        warmup_start_factor_(args.options.get_number("warmup_start_factor")),
-        factor_(args.options.get_number("factor")),
-        patience_(args.options.get_int("patience")),
-        min_lr_(args.options.get_number("min_lr")) {
+      : schedule_(args.options),
+        plateau_cycle_(args.options),
+        policy_(policy_of(args.options, schedule_.policy)),
+        per_step_(per_step_of(args.options, schedule_.interval, policy_)),
+        step_size_(schedule_.step_size),
+        gamma_(schedule_.gamma),
+        t_max_(schedule_.t_max),
+        eta_min_(schedule_.eta_min),
+        warmup_steps_(schedule_.warmup_steps),
+        warmup_start_factor_(schedule_.warmup_start_factor),
+        factor_(plateau_cycle_.factor),
+        patience_(plateau_cycle_.patience),
+        min_lr_(plateau_cycle_.min_lr) {
     const auto& o = args.options;
     if (step_size_ < 1) o.fail("step_size", "must be at least 1");
     if (!(gamma_ > 0 && std::isfinite(gamma_))) o.fail("gamma", "must be a positive number");
@@ -68,12 +98,12 @@ class LrScheduler final : public skein::Callback {
     if (!(warmup_start_factor_ >= 0 && warmup_start_factor_ <= 1)) o.fail("warmup_start_factor", "must be in [0, 1]");
     if (policy_ == Policy::plateau) monitor_.emplace(o);
     if (policy_ == Policy::one_cycle) {
-      cycle_.max_lr = o.get_number("max_lr");
-      cycle_.total_steps = o.get_int("total_steps");
-      cycle_.pct_start = o.get_number("pct_start");
-      cycle_.div_factor = o.get_number("div_factor");
-      cycle_.final_div_factor = o.get_number("final_div_factor");
-      const auto anneal = o.get_string("anneal");
+      cycle_.max_lr = plateau_cycle_.max_lr;
+      cycle_.total_steps = plateau_cycle_.total_steps;
+      cycle_.pct_start = plateau_cycle_.pct_start;
+      cycle_.div_factor = plateau_cycle_.div_factor;
+      cycle_.final_div_factor = plateau_cycle_.final_div_factor;
+      const std::string& anneal = plateau_cycle_.anneal;
       if (anneal != "cos" && anneal != "linear") o.fail("anneal", "must be cos or linear, got '" + anneal + "'");
       cycle_.cosine = anneal == "cos";
       if (!(cycle_.max_lr >= 0 && std::isfinite(cycle_.max_lr))) o.fail("max_lr", "must be >= 0 (0: the optimizer's lr)");
@@ -187,6 +217,8 @@ class LrScheduler final : public skein::Callback {
     }
   }
 
+  LrScheduleOptions schedule_;
+  LrPlateauOneCycleOptions plateau_cycle_;
   Policy policy_;
   bool per_step_;
   long step_size_;
@@ -211,24 +243,6 @@ class LrScheduler final : public skein::Callback {
 SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.1",
              "Learning-rate schedule per epoch or per optimizer step: step, cosine, linear (with warm-up), "
              "plateau, one_cycle (history key lr)",
-             SKEIN_OPTION("policy", string, "\"step\"", "step, cosine, linear, plateau or one_cycle"),
-             SKEIN_OPTION("interval", string, "\"auto\"",
-                          "epoch or step: when the rate changes (auto: step for one_cycle, else epoch)"),
-             SKEIN_OPTION("step_size", integer, "10", "step: epochs (or steps) between decays"),
-             SKEIN_OPTION("gamma", number, "0.1", "step: decay factor"),
-             SKEIN_OPTION("t_max", integer, "0",
-                          "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)"),
-             SKEIN_OPTION("eta_min", number, "0", "cosine, linear: final rate"),
-             SKEIN_OPTION("warmup_steps", integer, "0",
-                          "cosine, linear with interval step: optimizer steps of linear warm-up first"),
-             SKEIN_OPTION("warmup_start_factor", number, "0", "warm-up starts at this times the base rate"),
+             SKEIN_OPTION_SPECS(LR_SCHEDULE_OPTIONS),
              SKEIN_MONITOR_OPTIONS("\"valid_loss\"", "history key to watch", "0.0001", "plateau: "),
-             SKEIN_OPTION("factor", number, "0.1", "plateau: multiply the rate by this"),
-             SKEIN_OPTION("patience", integer, "10", "plateau: epochs without improvement first"),
-             SKEIN_OPTION("min_lr", number, "0", "plateau: lower bound of the rate"),
-             SKEIN_OPTION("max_lr", number, "0", "one_cycle: peak rate (0: the optimizer's lr)"),
-             SKEIN_OPTION("total_steps", integer, "0", "one_cycle: length of the cycle (0: every step of the run)"),
-             SKEIN_OPTION("pct_start", number, "0.3", "one_cycle: share of the cycle spent rising"),
-             SKEIN_OPTION("anneal", string, "\"cos\"", "one_cycle: cos or linear"),
-             SKEIN_OPTION("div_factor", number, "25", "one_cycle: initial rate = max_lr / div_factor"),
-             SKEIN_OPTION("final_div_factor", number, "10000", "one_cycle: final rate = initial / final_div_factor"))
+             SKEIN_OPTION_SPECS(LR_PLATEAU_ONECYCLE_OPTIONS))

@@ -10,17 +10,25 @@
 #include "skein/plugin.hpp"
 #include "skein/errors.hpp"
 
+#define SKEIN_PRINT_LOG_DEFAULT_COLUMNS R"(["epoch", "train_loss", "valid_loss", "valid_acc", "dur"])"
+
+// Declared once: the schema and PrintLogOptions.
+#define PRINT_LOG_OPTIONS(X)                                   \
+  X(columns, string_list, SKEIN_PRINT_LOG_DEFAULT_COLUMNS,     \
+    "History keys shown, in order (absent ones are skipped)")  \
+  X(precision, integer, "4", "Digits after the decimal point")
+
 namespace {
 
-#define SKEIN_PRINT_LOG_DEFAULT_COLUMNS R"(["epoch", "train_loss", "valid_loss", "valid_acc", "dur"])"
+SKEIN_OPTIONS_STRUCT(PrintLogOptions, PRINT_LOG_OPTIONS)
 
 class PrintLog final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit PrintLog(const skein::PluginArgs& args)
-      : columns_(args.options.get_string_list("columns")),
-        precision_(static_cast<int>(args.options.get_int("precision"))),
-        chosen_(nlohmann::json(columns_) != nlohmann::json::parse(SKEIN_PRINT_LOG_DEFAULT_COLUMNS)) {
-    if (columns_.empty()) args.options.fail("columns", "must name at least one history key");
+      : o_(args.options),
+        precision_(static_cast<int>(o_.precision)),
+        chosen_(nlohmann::json(o_.columns) != nlohmann::json::parse(SKEIN_PRINT_LOG_DEFAULT_COLUMNS)) {
+    if (o_.columns.empty()) args.options.fail("columns", "must name at least one history key");
     if (precision_ < 0 || precision_ > 12) args.options.fail("precision", "must be in [0, 12]");
   }
 
@@ -28,7 +36,7 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
     if (!ctx.run().is_main()) return;
     const auto& epoch = ctx.history().last();
     std::vector<std::string> cols;  // the configured columns present in this epoch
-    for (const auto& c : columns_)
+    for (const auto& c : o_.columns)
       if (epoch.contains(c)) cols.push_back(c);
     if (!warned_ && chosen_) warn_missing(epoch);
     if (cols != printed_columns_) print_header(ctx.log(), cols);
@@ -45,7 +53,7 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
   void warn_missing(const nlohmann::json& epoch) {
     warned_ = true;
     std::string missing, keys;
-    for (const auto& c : columns_)
+    for (const auto& c : o_.columns)
       if (!epoch.contains(c)) missing += (missing.empty() ? "'" : ", '") + c + "'";
     if (missing.empty()) return;
     for (auto it = epoch.begin(); it != epoch.end(); ++it)
@@ -81,7 +89,7 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
     return s.str();
   }
 
-  std::vector<std::string> columns_;
+  PrintLogOptions o_;
   std::vector<std::string> printed_columns_;
   int precision_;
   bool chosen_;  // columns set by the user, not the default
@@ -92,6 +100,4 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
 
 SKEIN_PLUGIN(PrintLog, callback, "print_log", "1.1.0",
              "Epoch table on the main rank; '*' marks a best-so-far value",
-             SKEIN_OPTION("columns", string_list, SKEIN_PRINT_LOG_DEFAULT_COLUMNS,
-                          "History keys shown, in order (absent ones are skipped)"),
-             SKEIN_OPTION("precision", integer, "4", "Digits after the decimal point"))
+             SKEIN_OPTION_SPECS(PRINT_LOG_OPTIONS))

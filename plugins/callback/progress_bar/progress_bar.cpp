@@ -10,17 +10,25 @@
 #include "skein/callback.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and ProgressBarOptions.
+#define PROGRESS_BAR_OPTIONS(X)                                                   \
+  X(mode, string, "\"auto\"", "auto (tty if stdout is a terminal), tty or lines") \
+  X(every, integer, "0", "lines mode: print every N batches (0: ~10 an epoch)")   \
+  X(width, integer, "30", "tty mode: bar width in characters")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ProgressBarOptions, PROGRESS_BAR_OPTIONS)
 
 using Clock = std::chrono::steady_clock;
 
 class ProgressBar final : public skein::Callback {
  public:
   explicit ProgressBar(const skein::PluginArgs& args)
-      : every_(args.options.get_int("every")), width_(args.options.get_int("width")) {
-    if (every_ < 0) args.options.fail("every", "must be >= 0 (0: about 10 lines an epoch)");
-    if (width_ < 10 || width_ > 200) args.options.fail("width", "must be in [10, 200]");
-    const std::string mode = args.options.get_string("mode");
+      : o_(args.options) {
+    if (o_.every < 0) args.options.fail("every", "must be >= 0 (0: about 10 lines an epoch)");
+    if (o_.width < 10 || o_.width > 200) args.options.fail("width", "must be in [10, 200]");
+    const std::string& mode = o_.mode;
     if (mode != "auto" && mode != "tty" && mode != "lines") args.options.fail("mode", "must be auto, tty or lines");
     tty_ = mode == "tty" || (mode == "auto" && isatty(STDOUT_FILENO));
   }
@@ -33,7 +41,7 @@ class ProgressBar final : public skein::Callback {
   void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
     if (!b.training || !ctx.run().is_main()) return;
     const long done = b.index + 1;
-    const long every = every_ > 0 ? every_ : std::max<long>(1, total_ / 10);
+    const long every = o_.every > 0 ? o_.every : std::max<long>(1, total_ / 10);
     if (!tty_ && done % every != 0 && done != total_) return;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     const double rate = elapsed > 0 ? done / elapsed : 0;
@@ -41,9 +49,9 @@ class ProgressBar final : public skein::Callback {
     char stats[96];
     std::snprintf(stats, sizeof stats, "%ld/%ld batches  %.1f batch/s  ETA %.1fs", done, total_, rate, eta);
     if (tty_) {
-      const long filled = total_ > 0 ? width_ * done / total_ : 0;
+      const long filled = total_ > 0 ? o_.width * done / total_ : 0;
       std::cout << "\rEpoch " << ctx.epoch() << " [" << std::string(static_cast<std::size_t>(filled), '#')
-                << std::string(static_cast<std::size_t>(width_ - filled), '.') << "] " << stats
+                << std::string(static_cast<std::size_t>(o_.width - filled), '.') << "] " << stats
                 << (done == total_ ? "\n" : "") << std::flush;
       mid_line_ = done != total_;
     } else {
@@ -58,7 +66,7 @@ class ProgressBar final : public skein::Callback {
   }
 
  private:
-  long every_, width_;
+  ProgressBarOptions o_;
   bool tty_ = false;
   bool mid_line_ = false;
   Clock::time_point start_;
@@ -69,6 +77,4 @@ class ProgressBar final : public skein::Callback {
 
 SKEIN_PLUGIN(ProgressBar, callback, "progress_bar", "1.0.0",
              "Batches done, rate and ETA (main rank; redraws in place only on a terminal)",
-             SKEIN_OPTION("mode", string, "\"auto\"", "auto (tty if stdout is a terminal), tty or lines"),
-             SKEIN_OPTION("every", integer, "0", "lines mode: print every N batches (0: ~10 an epoch)"),
-             SKEIN_OPTION("width", integer, "30", "tty mode: bar width in characters"))
+             SKEIN_OPTION_SPECS(PROGRESS_BAR_OPTIONS))

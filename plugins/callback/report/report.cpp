@@ -14,7 +14,13 @@
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
+// Declared once: the schema and ReportOptions.
+#define REPORT_OPTIONS(X)                                                   \
+  X(file, string, "\"report.html\"", "File, relative to the run directory")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ReportOptions, REPORT_OPTIONS)
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -179,4 +185,4 @@ class Report final : public skein::Callback, public skein::EpochReporter, public
 
 SKEIN_PLUGIN(Report, callback, "report", "1.2.0",
              "Self-contained report.html with SVG curves, best epochs, the test split (confusion matrix) and the config",
-             SKEIN_OPTION("file", string, "\"report.html\"", "File, relative to the run directory"))
+             SKEIN_OPTION_SPECS(REPORT_OPTIONS))

@@ -18,7 +18,16 @@
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and ScoringOptions.
+#define SCORING_OPTIONS(X)                                                                  \
+  X(scores, string_list, "[\"train_acc\"]",                                                 \
+    "Scores to record: <phase>_ + acc, error, top<k>_acc, precision, recall, f1, roc_auc, " \
+    "rmse, mae or r2 (phase: train or valid)")                                              \
+  X(per_class, boolean, "false", "precision, recall, f1: also <name>_<class id> per class")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ScoringOptions, SCORING_OPTIONS)
 
 using skein_scoring::ClassCounts;
 using skein_scoring::RegressionSums;
@@ -162,8 +171,8 @@ void gather_pairs(skein::TrainContext& ctx, PhaseSums& p) {
 
 class Scoring final : public skein::Callback, public skein::EpochScorer {
  public:
-  explicit Scoring(const skein::PluginArgs& args) : per_class_(args.options.get_bool("per_class")) {
-    for (const auto& name : args.options.get_string_list("scores")) {
+  explicit Scoring(const skein::PluginArgs& args) : o_(args.options) {
+    for (const auto& name : o_.scores) {
       scores_.push_back(parse(name, args.options));
       const Score& s = scores_.back();
       PhaseSums& p = phase(s.train);
@@ -240,13 +249,13 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
     if (s.kind == Kind::precision) macro = scores.macro_precision, per_class = &scores.precision;
     if (s.kind == Kind::recall) macro = scores.macro_recall, per_class = &scores.recall;
     history.record(s.name, macro);
-    if (!per_class_) return;
+    if (!o_.per_class) return;
     for (std::size_t c = 0; c < per_class->size(); ++c)
       if (scores.present[c]) history.record(s.name + "_" + std::to_string(c), (*per_class)[c]);
   }
 
   std::vector<Score> scores_;
-  bool per_class_;
+  ScoringOptions o_;
   bool checked_ = false;  // check_fit ran
   PhaseSums train_, valid_;
 };
@@ -256,7 +265,4 @@ class Scoring final : public skein::Callback, public skein::EpochScorer {
 SKEIN_PLUGIN(Scoring, callback, "scoring", "1.3.0",
              "More scores: per batch (acc, error, top<k>_acc) and per epoch from counts merged over ranks "
              "(precision, recall, f1, roc_auc, rmse, mae, r2)",
-             SKEIN_OPTION("scores", string_list, "[\"train_acc\"]",
-                          "Scores to record: <phase>_ + acc, error, top<k>_acc, precision, recall, f1, roc_auc, "
-                          "rmse, mae or r2 (phase: train or valid)"),
-             SKEIN_OPTION("per_class", boolean, "false", "precision, recall, f1: also <name>_<class id> per class"))
+             SKEIN_OPTION_SPECS(SCORING_OPTIONS))

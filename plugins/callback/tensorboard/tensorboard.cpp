@@ -11,7 +11,14 @@
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
+// Declared once: the schema and TensorBoardOptions.
+#define TENSORBOARD_OPTIONS(X)                                                   \
+  X(dir, string, "\"tensorboard\"", "Directory, relative to the run directory")  \
+  X(batches, boolean, "false", "Also write per-batch scalars (tag batch/<key>)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(TensorBoardOptions, TENSORBOARD_OPTIONS)
 
 bool is_bookkeeping(const std::string& key) {
   return key == skein::history_key::kEpoch || key == skein::history_key::kRank || skein::history_key::is_batch_size(key);
@@ -20,7 +27,7 @@ bool is_bookkeeping(const std::string& key) {
 class TensorBoard final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit TensorBoard(const skein::PluginArgs& args)
-      : dir_(skein::run_output_dir(args.options, "dir", args.run)), batches_(args.options.get_bool("batches")) {}
+      : dir_(skein::run_output_dir(args.options, "dir", args.run)), o_(args.options) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
@@ -40,7 +47,7 @@ class TensorBoard final : public skein::Callback, public skein::EpochReporter {
     if (!writer_) return;
     const auto& epoch = ctx.history().last();
     const auto step = epoch.at(skein::history_key::kEpoch).get<std::int64_t>();
-    if (batches_) {
+    if (o_.batches) {
       for (const auto& b : epoch.at(skein::history_key::kBatches)) {
         for (auto it = b.begin(); it != b.end(); ++it)
           if (it.value().is_number() && !is_bookkeeping(it.key()))
@@ -62,7 +69,7 @@ class TensorBoard final : public skein::Callback, public skein::EpochReporter {
 
  private:
   std::string dir_;
-  bool batches_;
+  TensorBoardOptions o_;
   std::int64_t batch_step_ = 0;
   std::unique_ptr<skein_tb::EventWriter> writer_;
 };
@@ -71,5 +78,4 @@ class TensorBoard final : public skein::Callback, public skein::EpochReporter {
 
 SKEIN_PLUGIN(TensorBoard, callback, "tensorboard", "1.2.0",
              "TensorBoard event file of every epoch (and optionally batch) value, main rank only",
-             SKEIN_OPTION("dir", string, "\"tensorboard\"", "Directory, relative to the run directory"),
-             SKEIN_OPTION("batches", boolean, "false", "Also write per-batch scalars (tag batch/<key>)"))
+             SKEIN_OPTION_SPECS(TENSORBOARD_OPTIONS))

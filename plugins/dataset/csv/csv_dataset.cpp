@@ -23,7 +23,26 @@
 #include "skein/kit/quoted.hpp"
 #include "skein/run.hpp"
 
+// Declared once: the schema and CsvOptions (read_settings checks them into Settings).
+#define CSV_OPTIONS(X)                                                                                    \
+  X(train, string, nullptr, "Training CSV file")                                                          \
+  X(test, string, "\"\"", "Test CSV file with the same columns (empty: no test split)")                   \
+  X(valid, string, "\"\"",                                                                                \
+    "Validation CSV file with the same columns, used instead of valid_split (empty: valid_split)")       \
+  X(target, string, "\"\"", "Target column: a header name or a 0-based index (empty: the last column)")   \
+  X(header, string, "\"auto\"",                                                                           \
+    "auto (the first row is a header when a non-target field is not a number or when it is 0,1,...,N-1; " \
+    "a warning says which an all-number first row was taken for), yes or no")                            \
+  X(task, string, "\"classification\"",                                                                   \
+    "classification (labels to class ids, saved as csv_classes.json), binary (two labels "               \
+    "to 0/1 float targets, one output, for bce_with_logits; saved likewise) or regression "              \
+    "(float targets, one output)")                                                                       \
+  X(max_classes, integer, "1000", "Most distinct labels a classification target may hold (more is an error)") \
+  X(delimiter, string, "\",\"", "Field separator, one character (e.g. \";\" or \"\\t\")")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(CsvOptions, CSV_OPTIONS)
 
 using skein_csv::CsvReader;
 using skein_csv::NumberStatus;
@@ -41,24 +60,21 @@ struct Settings {
   std::int64_t max_classes = 1000;
 };
 
-HeaderMode header_mode(const skein::Options& opt) {
-  const std::string header = opt.get_string("header");
+HeaderMode header_mode(const skein::Options& opt, const std::string& header) {
   if (header == "auto") return HeaderMode::automatic;
   if (header == "yes") return HeaderMode::yes;
   if (header == "no") return HeaderMode::no;
   opt.fail("header", "must be auto, yes or no, got '" + header + "'");
 }
 
-Task task_of(const skein::Options& opt) {
-  const std::string task = opt.get_string("task");
+Task task_of(const skein::Options& opt, const std::string& task) {
   if (task == "classification") return Task::classification;
   if (task == "binary") return Task::binary;
   if (task == "regression") return Task::regression;
   opt.fail("task", "must be classification, binary or regression, got '" + task + "'");
 }
 
-char delimiter_of(const skein::Options& opt) {
-  const std::string delimiter = opt.get_string("delimiter");
+char delimiter_of(const skein::Options& opt, const std::string& delimiter) {
   if (delimiter.size() != 1) opt.fail("delimiter", "must be one character, got '" + delimiter + "'");
   if (delimiter == "\"" || delimiter == "\n" || delimiter == "\r")
     opt.fail("delimiter", "cannot be the quote character or a line break");
@@ -66,16 +82,17 @@ char delimiter_of(const skein::Options& opt) {
 }
 
 Settings read_settings(const skein::Options& opt) {
+  const CsvOptions o(opt);
   Settings s;
-  s.train = opt.get_string("train");
+  s.train = o.train;
   if (s.train.empty()) opt.fail("train", "must name a CSV file");
-  s.test = opt.get_string("test");
-  s.valid = opt.get_string("valid");
-  s.target = opt.get_string("target");
-  s.header = header_mode(opt);
-  s.task = task_of(opt);
-  s.delimiter = delimiter_of(opt);
-  s.max_classes = opt.get_int("max_classes");
+  s.test = o.test;
+  s.valid = o.valid;
+  s.target = o.target;
+  s.header = header_mode(opt, o.header);
+  s.task = task_of(opt, o.task);
+  s.delimiter = delimiter_of(opt, o.delimiter);
+  s.max_classes = o.max_classes;
   if (s.max_classes < 2) opt.fail("max_classes", "must be at least 2, got " + std::to_string(s.max_classes));
   return s;
 }
@@ -476,19 +493,4 @@ class CsvDataset final : public skein::InMemoryDataset, public skein::OwnValidat
 
 SKEIN_PLUGIN(CsvDataset, dataset, "csv", "1.1.0",
              "Rows of a CSV file: numeric input columns and a class label or regression target",
-             SKEIN_REQUIRED_OPTION("train", string, "Training CSV file"),
-             SKEIN_OPTION("test", string, "\"\"", "Test CSV file with the same columns (empty: no test split)"),
-             SKEIN_OPTION("valid", string, "\"\"",
-                          "Validation CSV file with the same columns, used instead of valid_split (empty: valid_split)"),
-             SKEIN_OPTION("target", string, "\"\"",
-                          "Target column: a header name or a 0-based index (empty: the last column)"),
-             SKEIN_OPTION("header", string, "\"auto\"",
-                          "auto (the first row is a header when a non-target field is not a number or when it is 0,1,...,N-1; "
-                          "a warning says which an all-number first row was taken for), yes or no"),
-             SKEIN_OPTION("task", string, "\"classification\"",
-                          "classification (labels to class ids, saved as csv_classes.json), binary (two labels "
-                          "to 0/1 float targets, one output, for bce_with_logits; saved likewise) or regression "
-                          "(float targets, one output)"),
-             SKEIN_OPTION("max_classes", integer, "1000",
-                          "Most distinct labels a classification target may hold (more is an error)"),
-             SKEIN_OPTION("delimiter", string, "\",\"", "Field separator, one character (e.g. \";\" or \"\\t\")"))
+             SKEIN_OPTION_SPECS(CSV_OPTIONS))

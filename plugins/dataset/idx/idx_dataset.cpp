@@ -15,7 +15,26 @@
 #include "skein/kit/memory.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and IdxOptions. Mean and std defaults:
+// Fashion-MNIST's training pixels scaled to [0, 1].
+#define IDX_OPTIONS(X)                                                          \
+  X(dir, string, "\"/usr/share/datasets/fashion-mnist\"",                       \
+    "Directory holding the four files")                                         \
+  X(train_images, string, "\"train-images-idx3-ubyte\"",                        \
+    "Training images file (a .gz beside it is found too)")                      \
+  X(train_labels, string, "\"train-labels-idx1-ubyte\"",                        \
+    "Training labels file")                                                     \
+  X(test_images, string, "\"t10k-images-idx3-ubyte\"",                          \
+    "Test images file (empty: no test split)")                                  \
+  X(test_labels, string, "\"t10k-labels-idx1-ubyte\"", "Test labels file")      \
+  X(mean, number, "0.2860", "Subtracted after scaling pixels to [0, 1]")        \
+  X(std, number, "0.3530", "Divides after subtracting the mean")                \
+  X(classes, integer, "0", "Number of classes (0: largest label + 1)")          \
+  X(limit, integer, "0", "Use only the first N samples of each split (0: all)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(IdxOptions, IDX_OPTIONS)
 
 // Pixels as the model sees them: table[p] for pixel value p.
 using PixelTable = std::array<float, 256>;
@@ -96,31 +115,32 @@ class IdxSource final : public skein::SampleSource {
 
 class IdxDataset final : public skein::StreamingDataset {
  public:
-  explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options) {
-    dir_ = opt_.get_string("dir");
+  explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
+    dir_ = o_.dir;
     if (!boost::filesystem::is_directory(dir_))
       opt_.fail("dir", "names '" + dir_ + "', which is not a directory" +
                            (dir_ == kFashionMnistDir
                                 ? " (install the Debian package dataset-fashion-mnist)"
                                 : ""));
-    std_ = opt_.get_number("std");
+    std_ = o_.std;
     if (!(std_ > 0)) opt_.fail("std", "must be positive");
-    limit_ = opt_.get_int("limit");
+    limit_ = o_.limit;
     if (limit_ < 0) opt_.fail("limit", "must be >= 0 (0: all samples)");
     // The same operations as on a tensor of all pixels, so the same floats.
     const torch::Tensor table = torch::arange(256, torch::kUInt8)
                                     .to(torch::kFloat32)
                                     .div_(255.0)
-                                    .sub_(opt_.get_number("mean"))
+                                    .sub_(o_.mean)
                                     .div_(std_);
     std::copy_n(table.data_ptr<float>(), 256, pixels_.begin());
     // The test split loads on a thread of its own meanwhile. Its errors count
     // only once the training split loaded (the future's destructor waits).
     std::future<std::shared_ptr<IdxSource>> test;
-    if (!opt_.get_string("test_images").empty())
-      test = std::async(std::launch::async, [this] { return load("test_images", "test_labels"); });
-    train_ = load("train_images", "train_labels");
-    const auto declared = opt_.get_int("classes");
+    if (!o_.test_images.empty())
+      test = std::async(std::launch::async,
+                        [this] { return load("test_images", o_.test_images, "test_labels", o_.test_labels); });
+    train_ = load("train_images", o_.train_images, "train_labels", o_.train_labels);
+    const auto declared = o_.classes;
     info_.num_classes = declared > 0 ? declared : train_->targets_in_memory().max().item<std::int64_t>() + 1;
     for (std::int64_t i = 1; i < train_->images().dim(); ++i) info_.input_shape.push_back(train_->images().size(i));
     if (test.valid()) test_ = test.get();
@@ -133,17 +153,17 @@ class IdxDataset final : public skein::StreamingDataset {
   static constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
  private:
-  // The file named by option `key` in dir, as given or with ".gz" appended.
-  // load() and find() run on two threads at once (const: they only read).
-  std::string find(const std::string& key) const {
-    const std::string name = opt_.get_string(key);
+  // The file `name` (the value of option `key`) in dir, as given or with ".gz"
+  // appended. load() and find() run on two threads at once (const: they only read).
+  std::string find(const std::string& key, const std::string& name) const {
     for (const std::string& candidate : {dir_ + "/" + name, dir_ + "/" + name + ".gz"})
       if (boost::filesystem::is_regular_file(candidate)) return candidate;
     opt_.fail(key, "names '" + name + "', but neither " + dir_ + "/" + name + " nor its .gz exists");
   }
 
-  std::shared_ptr<IdxSource> load(const std::string& images_key, const std::string& labels_key) const {
-    const std::string images_path = find(images_key), labels_path = find(labels_key);
+  std::shared_ptr<IdxSource> load(const std::string& images_key, const std::string& images_name,
+                                  const std::string& labels_key, const std::string& labels_name) const {
+    const std::string images_path = find(images_key, images_name), labels_path = find(labels_key, labels_name);
     ImageSink images(limit_);
     skein_idx::read_idx_into(images_path, skein::physical_memory_bytes(), images);
     skein_idx::IdxArray labels = skein_idx::read_idx(labels_path, skein::physical_memory_bytes());
@@ -163,6 +183,7 @@ class IdxDataset final : public skein::StreamingDataset {
   }
 
   skein::Options opt_;
+  IdxOptions o_;
   std::string dir_;
   double std_ = 1;
   std::int64_t limit_ = 0;
@@ -172,19 +193,7 @@ class IdxDataset final : public skein::StreamingDataset {
 };
 
 }  // namespace
-// Mean and std defaults: Fashion-MNIST's training pixels scaled to [0, 1].
+
 SKEIN_PLUGIN(IdxDataset, dataset, "idx", "1.1.0",
              "Images and labels from IDX files, plain or .gz (default: Fashion-MNIST)",
-             SKEIN_OPTION("dir", string, "\"/usr/share/datasets/fashion-mnist\"",
-                          "Directory holding the four files"),
-             SKEIN_OPTION("train_images", string, "\"train-images-idx3-ubyte\"",
-                          "Training images file (a .gz beside it is found too)"),
-             SKEIN_OPTION("train_labels", string, "\"train-labels-idx1-ubyte\"",
-                          "Training labels file"),
-             SKEIN_OPTION("test_images", string, "\"t10k-images-idx3-ubyte\"",
-                          "Test images file (empty: no test split)"),
-             SKEIN_OPTION("test_labels", string, "\"t10k-labels-idx1-ubyte\"", "Test labels file"),
-             SKEIN_OPTION("mean", number, "0.2860", "Subtracted after scaling pixels to [0, 1]"),
-             SKEIN_OPTION("std", number, "0.3530", "Divides after subtracting the mean"),
-             SKEIN_OPTION("classes", integer, "0", "Number of classes (0: largest label + 1)"),
-             SKEIN_OPTION("limit", integer, "0", "Use only the first N samples of each split (0: all)"))
+             SKEIN_OPTION_SPECS(IDX_OPTIONS))

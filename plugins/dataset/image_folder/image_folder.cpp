@@ -13,7 +13,23 @@
 
 namespace fs = boost::filesystem;
 
+// Declared once: the schema and ImageFolderOptions. (The folders, root,
+// test_root and valid_root, are read by key, the key naming them in errors.)
+#define IMAGE_FOLDER_OPTIONS(X)                                                                         \
+  X(root, string, nullptr, "Training images: one folder per class")                                     \
+  X(test_root, string, "\"\"", "Test images, the same class folders (empty: none)")                     \
+  X(valid_root, string, "\"\"",                                                                         \
+    "Validation images, the same class folders, used instead of valid_split (empty: valid_split)")     \
+  X(size, int_list, "[]", "[height, width] to resize to ([]: keep; all images alike)")                  \
+  X(channels, integer, "0", "1 (gray) or 3 (RGB); 0: as the first image")                               \
+  X(mean, number_list, "[]", "Subtracted after scaling to [0, 1] (one value or per channel)")           \
+  X(std, number_list, "[]", "Divides after subtracting the mean")                                       \
+  X(flip, boolean, "false", "Random horizontal flip of training images")                                \
+  X(cache_mb, integer, "0", "Keep up to this many MiB of decoded training images in memory (0: decode every epoch)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ImageFolderOptions, IMAGE_FOLDER_OPTIONS)
 
 // One image: its class and file name (the class folder's path is kept once
 // per split, so that a folder of millions of images costs little memory).
@@ -136,7 +152,7 @@ class FolderSource final : public skein::SampleSource {
 
 class ImageFolder final : public skein::StreamingDataset, public skein::OwnValidation {
  public:
-  explicit ImageFolder(const skein::PluginArgs& args) : opt_(args.options) {
+  explicit ImageFolder(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
     const fs::path root = directory("root");
     classes_ = sorted_entries(root, true);
     if (classes_.empty()) opt_.fail("root", "holds no class folders ('" + root.string() + "/<class>/<image>')");
@@ -144,7 +160,7 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
     transform_ = make_transform((root / classes_[static_cast<std::size_t>(train.front().label)] / train.front().file).string());
     info_.input_shape = {transform_.shape.channels, transform_.shape.height, transform_.shape.width};
     info_.num_classes = static_cast<std::int64_t>(classes_.size());
-    const auto cache_mb = opt_.get_int("cache_mb");
+    const auto cache_mb = o_.cache_mb;
     if (cache_mb < 0 || cache_mb > (1 << 24)) opt_.fail("cache_mb", "must be in [0, 16777216]");
     train_ = std::make_shared<FolderSource>(class_dirs(root), std::move(train), transform_,
                                             static_cast<std::size_t>(cache_mb) << 20);
@@ -194,27 +210,28 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
   Transform make_transform(const std::string& first_image) const {
     Transform t;
     const skein_image::Shape found = skein_image::probe(first_image);
-    const auto size = opt_.get_int_list("size");
+    const auto& size = o_.size;
     if (!size.empty() && (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || size[0] > 8192 || size[1] > 8192))
       opt_.fail("size", "must be [] or [height, width], each in [1, 8192]");
-    const auto channels = opt_.get_int("channels");
+    const auto channels = o_.channels;
     if (channels != 0 && channels != 1 && channels != 3) opt_.fail("channels", "must be 0 (as the images), 1 or 3");
     t.shape.channels = channels ? channels : found.channels;
     t.shape.height = size.empty() ? found.height : size[0];
     t.shape.width = size.empty() ? found.width : size[1];
     t.shape.resize = !size.empty();
-    t.mean = opt_.get_number_list("mean");
-    t.std = opt_.get_number_list("std");
+    t.mean = o_.mean;
+    t.std = o_.std;
     if (t.mean.size() != t.std.size() ||
         !(t.mean.empty() || t.mean.size() == 1 || static_cast<std::int64_t>(t.mean.size()) == t.shape.channels))
       opt_.fail("mean", "and 'std' must both be empty, one value, or one value per channel");
     for (double v : t.std)
       if (!(v > 0)) opt_.fail("std", "values must be positive");
-    t.flip = opt_.get_bool("flip");
+    t.flip = o_.flip;
     return t;
   }
 
   skein::Options opt_;
+  ImageFolderOptions o_;
   std::vector<std::string> classes_;
   Transform transform_;
   skein::DataInfo info_;
@@ -225,14 +242,4 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
 
 SKEIN_PLUGIN(ImageFolder, dataset, "image_folder", "1.1.0",
              "Images in root/<class>/ folders (PNG, JPEG, BMP), decoded batch by batch while training runs",
-             SKEIN_REQUIRED_OPTION("root", string, "Training images: one folder per class"),
-             SKEIN_OPTION("test_root", string, "\"\"", "Test images, the same class folders (empty: none)"),
-             SKEIN_OPTION("valid_root", string, "\"\"",
-                          "Validation images, the same class folders, used instead of valid_split (empty: valid_split)"),
-             SKEIN_OPTION("size", int_list, "[]", "[height, width] to resize to ([]: keep; all images alike)"),
-             SKEIN_OPTION("channels", integer, "0", "1 (gray) or 3 (RGB); 0: as the first image"),
-             SKEIN_OPTION("mean", number_list, "[]", "Subtracted after scaling to [0, 1] (one value or per channel)"),
-             SKEIN_OPTION("std", number_list, "[]", "Divides after subtracting the mean"),
-             SKEIN_OPTION("flip", boolean, "false", "Random horizontal flip of training images"),
-             SKEIN_OPTION("cache_mb", integer, "0",
-                          "Keep up to this many MiB of decoded training images in memory (0: decode every epoch)"))
+             SKEIN_OPTION_SPECS(IMAGE_FOLDER_OPTIONS))

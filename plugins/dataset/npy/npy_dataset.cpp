@@ -8,7 +8,20 @@
 #include "skein/kit/npy.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and NpyOptions.
+#define NPY_OPTIONS(X)                                                                              \
+  X(train_inputs, string, nullptr, ".npy of training inputs [N, ...]")                              \
+  X(train_targets, string, nullptr, ".npy of training targets [N] or [N, ...]")                     \
+  X(test_inputs, string, "\"\"", ".npy of test inputs (empty: no test split)")                      \
+  X(test_targets, string, "\"\"", ".npy of test targets")                                           \
+  X(valid_inputs, string, "\"\"",                                                                   \
+    ".npy of validation inputs, used instead of valid_split (empty: valid_split)")                  \
+  X(valid_targets, string, "\"\"", ".npy of validation targets")                                    \
+  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(NpyOptions, NPY_OPTIONS)
 
 // Rows of two mapped arrays; converted to model inputs and loss targets per batch.
 class NpySource final : public skein::SampleSource {
@@ -39,13 +52,13 @@ class NpySource final : public skein::SampleSource {
 
 class NpyDataset final : public skein::StreamingDataset, public skein::OwnValidation {
  public:
-  explicit NpyDataset(const skein::PluginArgs& args) : opt_(args.options) {
-    train_ = open("train_inputs", "train_targets");
-    info_ = skein::infer_data_info(train_->inputs(), train_->targets(), opt_.get_int("classes"),
-                                   opt_.get_string("train_inputs") + " and " + opt_.get_string("train_targets"));
-    if (opt_.get_int("classes") < 0) opt_.fail("classes", "must be >= 0");
-    test_ = open_held_out("test", "test_inputs", "test_targets");
-    valid_ = open_held_out("validation", "valid_inputs", "valid_targets");
+  explicit NpyDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
+    train_ = open({"train_inputs", o_.train_inputs}, {"train_targets", o_.train_targets});
+    info_ = skein::infer_data_info(train_->inputs(), train_->targets(), o_.classes,
+                                   o_.train_inputs + " and " + o_.train_targets);
+    if (o_.classes < 0) opt_.fail("classes", "must be >= 0");
+    test_ = open_held_out("test", {"test_inputs", o_.test_inputs}, {"test_targets", o_.test_targets});
+    valid_ = open_held_out("validation", {"valid_inputs", o_.valid_inputs}, {"valid_targets", o_.valid_targets});
   }
   skein::DataInfo info() const override { return info_; }
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
@@ -53,33 +66,41 @@ class NpyDataset final : public skein::StreamingDataset, public skein::OwnValida
   std::shared_ptr<const skein::SampleSource> valid_source() override { return valid_; }
 
  private:
-  std::shared_ptr<NpySource> open(const char* inputs_key, const char* targets_key) const {
-    const skein::MappedNpy mapped_inputs = map(inputs_key), mapped_targets = map(targets_key);
+  // An option naming a file: its key and its value.
+  struct FileOption {
+    const char* key;
+    const std::string& path;
+  };
+
+  std::shared_ptr<NpySource> open(const FileOption& inputs_file, const FileOption& targets_file) const {
+    const skein::MappedNpy mapped_inputs = map(inputs_file), mapped_targets = map(targets_file);
     const torch::Tensor& inputs = mapped_inputs.tensor();
     const torch::Tensor& targets = mapped_targets.tensor();
     if (inputs.dim() < 1 || targets.dim() < 1 || inputs.size(0) != targets.size(0))
-      throw std::runtime_error(opt_.get_string(inputs_key) + " holds " + std::to_string(inputs.dim() ? inputs.size(0) : 0) +
-                               " samples but " + opt_.get_string(targets_key) + " holds " +
+      throw std::runtime_error(inputs_file.path + " holds " + std::to_string(inputs.dim() ? inputs.size(0) : 0) +
+                               " samples but " + targets_file.path + " holds " +
                                std::to_string(targets.dim() ? targets.size(0) : 0));
-    if (inputs.size(0) == 0) throw std::runtime_error(opt_.get_string(inputs_key) + ": holds no samples");
+    if (inputs.size(0) == 0) throw std::runtime_error(inputs_file.path + ": holds no samples");
     return std::make_shared<NpySource>(mapped_inputs, mapped_targets);
   }
   // A test or validation pair of files, shaped as training samples; none when both are empty.
-  std::shared_ptr<NpySource> open_held_out(const char* split, const char* inputs_key, const char* targets_key) const {
-    if (opt_.get_string(inputs_key).empty() && opt_.get_string(targets_key).empty()) return nullptr;
-    auto source = open(inputs_key, targets_key);
-    skein::check_held_out_shape(info_, source->inputs(), opt_.get_string(inputs_key), split);
+  std::shared_ptr<NpySource> open_held_out(const char* split, const FileOption& inputs_file,
+                                           const FileOption& targets_file) const {
+    if (inputs_file.path.empty() && targets_file.path.empty()) return nullptr;
+    auto source = open(inputs_file, targets_file);
+    skein::check_held_out_shape(info_, source->inputs(), inputs_file.path, split);
     return source;
   }
-  skein::MappedNpy map(const char* key) const {
-    const std::string path = opt_.get_string(key);
+  skein::MappedNpy map(const FileOption& file) const {
+    const std::string& path = file.path;
     struct stat st {};
-    if (path.empty()) opt_.fail(key, "is empty (give both files of a split, inputs and targets, or neither)");
-    if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
+    if (path.empty()) opt_.fail(file.key, "is empty (give both files of a split, inputs and targets, or neither)");
+    if (::stat(path.c_str(), &st) != 0) opt_.fail(file.key, "names '" + path + "', which does not exist");
     return skein::MappedNpy(path);  // refuses a FIFO or device before opening it
   }
 
   skein::Options opt_;
+  NpyOptions o_;
   skein::DataInfo info_;
   std::shared_ptr<NpySource> train_, test_, valid_;
 };
@@ -88,11 +109,4 @@ class NpyDataset final : public skein::StreamingDataset, public skein::OwnValida
 
 SKEIN_PLUGIN(NpyDataset, dataset, "npy", "1.1.0",
              "Inputs and targets from .npy files (numpy.save), memory-mapped; integer targets are class ids",
-             SKEIN_REQUIRED_OPTION("train_inputs", string, ".npy of training inputs [N, ...]"),
-             SKEIN_REQUIRED_OPTION("train_targets", string, ".npy of training targets [N] or [N, ...]"),
-             SKEIN_OPTION("test_inputs", string, "\"\"", ".npy of test inputs (empty: no test split)"),
-             SKEIN_OPTION("test_targets", string, "\"\"", ".npy of test targets"),
-             SKEIN_OPTION("valid_inputs", string, "\"\"",
-                          ".npy of validation inputs, used instead of valid_split (empty: valid_split)"),
-             SKEIN_OPTION("valid_targets", string, "\"\"", ".npy of validation targets"),
-             SKEIN_OPTION("classes", integer, "0", "Number of classes of integer targets (0: largest + 1)"))
+             SKEIN_OPTION_SPECS(NPY_OPTIONS))

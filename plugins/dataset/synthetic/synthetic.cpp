@@ -9,29 +9,42 @@
 #include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and SyntheticOptions.
+#define SYNTHETIC_OPTIONS(X)                                                      \
+  X(samples, integer, "1024", "Training samples")                                 \
+  X(test_samples, integer, "256", "Test samples (0: no test split)")              \
+  X(shape, int_list, "[1, 8, 8]", "Shape of one sample")                          \
+  X(classes, integer, "4", "Number of classes (blobs)")                           \
+  X(task, string, "\"classification\"",                                           \
+    "classification (int64 class ids) or regression (float targets, one output)") \
+  X(noise, number, "1.0", "Standard deviation around the class centre")           \
+  X(seed, integer, "0", "Seed of the data (not of the run)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(SyntheticOptions, SYNTHETIC_OPTIONS)
 
 class Synthetic final : public skein::InMemoryDataset {
  public:
   explicit Synthetic(const skein::PluginArgs& args) {
     const auto& opt = args.options;
-    info_.input_shape = opt.get_int_list("shape");
-    info_.num_classes = opt.get_int("classes");
-    const std::string task = opt.get_string("task");
+    const SyntheticOptions o(opt);
+    info_.input_shape = o.shape;
+    info_.num_classes = o.classes;
+    const std::string& task = o.task;
     if (task != "classification" && task != "regression") opt.fail("task", "must be classification or regression");
     if (info_.input_shape.empty()) opt.fail("shape", "must name at least one dimension");
     for (auto d : info_.input_shape)
       if (d <= 0) opt.fail("shape", "dimensions must be positive");
     if (info_.num_classes < 2) opt.fail("classes", "must be at least 2");
-    const auto samples = opt.get_int("samples");
-    const auto test_samples = opt.get_int("test_samples");
+    const auto samples = o.samples;
+    const auto test_samples = o.test_samples;
     if (samples <= 0) opt.fail("samples", "must be positive");
     if (test_samples < 0) opt.fail("test_samples", "must be >= 0");
-    const double noise = opt.get_number("noise");
+    const double noise = o.noise;
     if (!(noise >= 0)) opt.fail("noise", "must be >= 0");
 
-    auto gen = at::make_generator<at::CPUGeneratorImpl>(
-        static_cast<std::uint64_t>(opt.get_int("seed")));
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(o.seed));
     std::vector<std::int64_t> centre_shape{info_.num_classes};
     centre_shape.insert(centre_shape.end(), info_.input_shape.begin(), info_.input_shape.end());
     const auto centres = torch::randn(centre_shape, gen);
@@ -61,11 +74,4 @@ class Synthetic final : public skein::InMemoryDataset {
 
 SKEIN_PLUGIN(Synthetic, dataset, "synthetic", "1.0.0",
              "Seeded Gaussian blobs, one per class: for tests and benchmarks",
-             SKEIN_OPTION("samples", integer, "1024", "Training samples"),
-             SKEIN_OPTION("test_samples", integer, "256", "Test samples (0: no test split)"),
-             SKEIN_OPTION("shape", int_list, "[1, 8, 8]", "Shape of one sample"),
-             SKEIN_OPTION("classes", integer, "4", "Number of classes (blobs)"),
-             SKEIN_OPTION("task", string, "\"classification\"",
-                          "classification (int64 class ids) or regression (float targets, one output)"),
-             SKEIN_OPTION("noise", number, "1.0", "Standard deviation around the class centre"),
-             SKEIN_OPTION("seed", integer, "0", "Seed of the data (not of the run)"))
+             SKEIN_OPTION_SPECS(SYNTHETIC_OPTIONS))

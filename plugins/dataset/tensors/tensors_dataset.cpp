@@ -7,31 +7,41 @@
 #include "skein/plugin.hpp"
 #include "skein/kit/torch_file.hpp"
 
+// Declared once: the schema and TensorsOptions.
+#define TENSORS_OPTIONS(X)                                                                                   \
+  X(train, string, nullptr, "File of the training split")                                                    \
+  X(test, string, "\"\"", "File of the test split (empty: none)")                                            \
+  X(valid, string, "\"\"", "File of the validation split, used instead of valid_split (empty: valid_split)") \
+  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(TensorsOptions, TENSORS_OPTIONS)
 
 class TensorsDataset final : public skein::InMemoryDataset, public skein::OwnValidation {
  public:
-  explicit TensorsDataset(const skein::PluginArgs& args) : opt_(args.options) {
-    if (opt_.get_int("classes") < 0) opt_.fail("classes", "must be >= 0");
-    train_ = load("train");
-    info_ = skein::infer_data_info(train_.inputs, train_.targets, opt_.get_int("classes"), opt_.get_string("train"));
-    test_ = load_held_out("test", "test");
-    valid_ = load_held_out("valid", "validation");
+  explicit TensorsDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
+    if (o_.classes < 0) opt_.fail("classes", "must be >= 0");
+    train_ = load("train", o_.train);
+    info_ = skein::infer_data_info(train_.inputs, train_.targets, o_.classes, o_.train);
+    test_ = load_held_out("test", o_.test, "test");
+    valid_ = load_held_out("valid", o_.valid, "validation");
   }
 
   std::optional<skein::TensorSplit> valid() override { return valid_; }
 
  private:
-  // A test or validation file, shaped as training samples; none when not named.
-  std::optional<skein::TensorSplit> load_held_out(const char* key, const char* name) const {
-    if (opt_.get_string(key).empty()) return std::nullopt;
-    skein::TensorSplit split = load(key);
-    skein::check_held_out_shape(info_, split.inputs, opt_.get_string(key), name);
+  // A test or validation file (option `key`, naming `path`), shaped as
+  // training samples; none when not named.
+  std::optional<skein::TensorSplit> load_held_out(const char* key, const std::string& path, const char* name) const {
+    if (path.empty()) return std::nullopt;
+    skein::TensorSplit split = load(key, path);
+    skein::check_held_out_shape(info_, split.inputs, path, name);
     return split;
   }
 
-  skein::TensorSplit load(const char* key) const {
-    const std::string path = opt_.get_string(key);
+  // The file `path` that option `key` names.
+  skein::TensorSplit load(const char* key, const std::string& path) const {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) opt_.fail(key, "names '" + path + "', which does not exist");
     const c10::IValue value = skein::read_torch_save(path);
@@ -53,6 +63,7 @@ class TensorsDataset final : public skein::InMemoryDataset, public skein::OwnVal
   }
 
   skein::Options opt_;
+  TensorsOptions o_;
   std::optional<skein::TensorSplit> valid_;
 };
 
@@ -60,7 +71,4 @@ class TensorsDataset final : public skein::InMemoryDataset, public skein::OwnVal
 
 SKEIN_PLUGIN(TensorsDataset, dataset, "tensors", "1.1.0",
              "Tensors saved from Python: torch.save({\"inputs\": x, \"targets\": y}, path) per split",
-             SKEIN_REQUIRED_OPTION("train", string, "File of the training split"),
-             SKEIN_OPTION("test", string, "\"\"", "File of the test split (empty: none)"),
-             SKEIN_OPTION("valid", string, "\"\"", "File of the validation split, used instead of valid_split (empty: valid_split)"),
-             SKEIN_OPTION("classes", integer, "0", "Number of classes of integer targets (0: largest + 1)"))
+             SKEIN_OPTION_SPECS(TENSORS_OPTIONS))

@@ -19,7 +19,15 @@
 
 namespace fs = boost::filesystem;
 
+// Declared once: the schema and FileStoreOptions.
+#define FILESTORE_OPTIONS(X)                                                                        \
+  X(path, string, "\"\"",                                                                            \
+    "Store file (default: history.filestore in the run directory; across "                         \
+    "machines, a path on a shared filesystem, which needs --allow-outside-run-dir)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(FileStoreOptions, FILESTORE_OPTIONS)
 
 struct StorePath {
   std::string path;
@@ -28,13 +36,14 @@ struct StorePath {
 
 StorePath store_path(const skein::PluginArgs& args) {
   StorePath p;
-  if (args.options.get_string("path").empty()) {
+  const FileStoreOptions o(args.options);
+  if (o.path.empty()) {
     if (args.run.multi_node)
       args.options.fail("path", "must name a file on a filesystem every machine shares");
     p.ours = skein::is_run_output(args.run, "history.filestore");  // asked before recording it
     p.path = skein::run_output_path(args.run, "history.filestore", args.options.owner() + ": store file");
   } else {
-    p.ours = skein::is_run_output(args.run, args.options.get_string("path"));
+    p.ours = skein::is_run_output(args.run, o.path);
     p.path = skein::run_output_path(args.options, "path", args.run);
   }
   return p;
@@ -85,6 +94,4 @@ using FileStoreHistory = skein_history::StoreHistoryPlugin<make_store>;
 
 SKEIN_PLUGIN(FileStoreHistory, history, "filestore", "1.0.0",
              "History of all ranks merged each epoch through a c10d FileStore (no network)",
-             SKEIN_OPTION("path", string, "\"\"",
-                          "Store file (default: history.filestore in the run directory; across "
-                          "machines, a path on a shared filesystem, which needs --allow-outside-run-dir)"))
+             SKEIN_OPTION_SPECS(FILESTORE_OPTIONS))

@@ -11,13 +11,23 @@
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
 
+// Declared once: the schema and TcpStoreOptions.
+#define TCPSTORE_OPTIONS(X)                                                             \
+  X(host, string, "\"\"",                                                               \
+    "Use a TCPStore served at this host (default: the run's store, else one "           \
+    "served by rank 0)")                                                                \
+  X(port, integer, "0", "Port of that store, or of rank 0's server (0: any free port)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(TcpStoreOptions, TCPSTORE_OPTIONS)
 
 c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   const auto& opt = args.options;
+  const TcpStoreOptions o(opt);
   const auto& run = args.run;
-  const std::string host = opt.get_string("host");
-  const auto port = opt.get_int("port");
+  const std::string& host = o.host;
+  const auto port = o.port;
   if (port < 0 || port > 65535) opt.fail("port", "must be in [0, 65535]");
   if (!host.empty()) {  // a store served elsewhere
     if (port == 0) opt.fail("port", "must be set when 'host' is");
@@ -53,8 +63,4 @@ using TcpStoreHistory = skein_history::StoreHistoryPlugin<make_store>;
 
 SKEIN_PLUGIN(TcpStoreHistory, history, "tcpstore", "1.0.0",
              "History of all ranks merged each epoch through a c10d TCPStore",
-             SKEIN_OPTION("host", string, "\"\"",
-                          "Use a TCPStore served at this host (default: the run's store, else one "
-                          "served by rank 0)"),
-             SKEIN_OPTION("port", integer, "0",
-                          "Port of that store, or of rank 0's server (0: any free port)"))
+             SKEIN_OPTION_SPECS(TCPSTORE_OPTIONS))

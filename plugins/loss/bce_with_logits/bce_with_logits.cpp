@@ -10,12 +10,18 @@
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and BceWithLogitsOptions.
+#define BCE_WITH_LOGITS_OPTIONS(X) \
+  X(pos_weight, number_list, "[]", "Weight of positives: one value, or one per output (empty: 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(BceWithLogitsOptions, BCE_WITH_LOGITS_OPTIONS)
 
 class BceWithLogits final : public skein::ElementwiseLoss {
  public:
   explicit BceWithLogits(const skein::PluginArgs& args)
-      : ElementwiseLoss(args.options.owner()), pos_weight_(args.options.get_number_list("pos_weight")) {
+      : ElementwiseLoss(args.options.owner()), pos_weight_(BceWithLogitsOptions(args.options).pos_weight) {
     for (double w : pos_weight_)
       if (!(w > 0 && std::isfinite(w))) args.options.fail("pos_weight", "must hold finite numbers > 0");
   }
@@ -50,4 +56,4 @@ class BceWithLogits final : public skein::ElementwiseLoss {
 SKEIN_PLUGIN(BceWithLogits, loss, "bce_with_logits", "1.1.0",
              "Binary cross-entropy on logits (multi-label too); targets in [0, 1] of the outputs' "
              "shape; records acc, the share of outputs on the targets' side of 0",
-             SKEIN_OPTION("pos_weight", number_list, "[]", "Weight of positives: one value, or one per output (empty: 1)"))
+             SKEIN_OPTION_SPECS(BCE_WITH_LOGITS_OPTIONS))

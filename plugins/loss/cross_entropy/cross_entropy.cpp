@@ -10,14 +10,22 @@
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and CrossEntropyOptions.
+#define CROSS_ENTROPY_OPTIONS(X)                                      \
+  X(label_smoothing, number, "0.0", "Label smoothing in [0, 1]")      \
+  X(weight, number_list, "[]", "Per-class weights, one per class (empty: all 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(CrossEntropyOptions, CROSS_ENTROPY_OPTIONS)
 
 class CrossEntropy final : public skein::ClassificationLoss {
  public:
   explicit CrossEntropy(const skein::PluginArgs& args) : ClassificationLoss(args.options.owner()) {
-    smoothing_ = args.options.get_number("label_smoothing");
+    const CrossEntropyOptions o(args.options);
+    smoothing_ = o.label_smoothing;
     if (!(smoothing_ >= 0 && smoothing_ <= 1)) args.options.fail("label_smoothing", "must be in [0, 1]");
-    weight_ = args.options.get_number_list("weight");
+    weight_ = o.weight;
     for (double w : weight_)
       if (!(w >= 0 && std::isfinite(w))) args.options.fail("weight", "must hold finite numbers >= 0");
   }
@@ -44,5 +52,4 @@ class CrossEntropy final : public skein::ClassificationLoss {
 SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.2.0",
              "Cross-entropy of class scores [N, C] against class ids [N] or class probabilities [N, C] "
              "(one-hot or soft labels; accuracy against the most likely class)",
-             SKEIN_OPTION("label_smoothing", number, "0.0", "Label smoothing in [0, 1]"),
-             SKEIN_OPTION("weight", number_list, "[]", "Per-class weights, one per class (empty: all 1)"))
+             SKEIN_OPTION_SPECS(CROSS_ENTROPY_OPTIONS))

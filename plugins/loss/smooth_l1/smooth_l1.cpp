@@ -5,12 +5,18 @@
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and SmoothL1Options.
+#define SMOOTH_L1_OPTIONS(X) \
+  X(beta, number, "1.0", "Where the loss turns from quadratic to linear")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(SmoothL1Options, SMOOTH_L1_OPTIONS)
 
 class SmoothL1 final : public skein::ElementwiseLoss {
  public:
   explicit SmoothL1(const skein::PluginArgs& args) : ElementwiseLoss(args.options.owner()) {
-    beta_ = args.options.get_number("beta");
+    beta_ = SmoothL1Options(args.options).beta;
     if (!(beta_ >= 0)) args.options.fail("beta", "must be >= 0");
   }
 
@@ -26,4 +32,4 @@ class SmoothL1 final : public skein::ElementwiseLoss {
 
 SKEIN_PLUGIN(SmoothL1, loss, "smooth_l1", "1.0.0",
              "Smooth L1 (quadratic below beta, linear above); targets [N] fit outputs [N, 1]",
-             SKEIN_OPTION("beta", number, "1.0", "Where the loss turns from quadratic to linear"))
+             SKEIN_OPTION_SPECS(SMOOTH_L1_OPTIONS))

@@ -12,31 +12,38 @@
 #include "skein/plugin.hpp"
 #include "skein/kit/scripted_model.hpp"
 
+// Declared once: the schema and ScriptLossOptions.
+#define SCRIPT_LOSS_OPTIONS(X)                                                              \
+  X(path, string, "\"\"", "File saved by torch.jit.save(torch.jit.script(loss_module))")    \
+  X(classification, boolean, "false",                                                       \
+    "Class scores [N, C] against class ids [N]: the trainer records accuracy")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ScriptLossOptions, SCRIPT_LOSS_OPTIONS)
 
 class ScriptLoss final : public skein::Loss {
  public:
   explicit ScriptLoss(const skein::PluginArgs& args)
       : owner_(args.options.owner()),
-        path_(args.options.get_string("path")),
-        classification_(args.options.get_bool("classification")),
-        script_(skein::load_script_module(path_, owner_, 2)) {
+        o_(args.options),
+        script_(skein::load_script_module(o_.path, owner_, 2)) {
     script_.eval();
   }
 
   torch::Tensor compute(const torch::Tensor& outputs, const torch::Tensor& targets) override {
     const torch::Tensor loss = script_.forward({outputs, targets}).toTensor();
     if (loss.numel() != 1)
-      throw skein::ConfigError(owner_ + ": the forward of '" + path_ + "' returned " + std::to_string(loss.numel()) +
+      throw skein::ConfigError(owner_ + ": the forward of '" + o_.path + "' returned " + std::to_string(loss.numel()) +
                                " values; a loss returns one (reduce it, e.g. with .mean())");
     return loss.reshape({});
   }
 
-  bool classification() const override { return classification_; }
+  bool classification() const override { return o_.classification; }
 
  private:
-  std::string owner_, path_;
-  bool classification_;
+  std::string owner_;
+  ScriptLossOptions o_;
   torch::jit::Module script_;
 };
 
@@ -44,6 +51,4 @@ class ScriptLoss final : public skein::Loss {
 
 SKEIN_PLUGIN(ScriptLoss, loss, "torchscript_loss", "1.0.0",
              "A loss from Python: a TorchScript module whose forward(outputs, targets) returns the batch loss",
-             SKEIN_OPTION("path", string, "\"\"", "File saved by torch.jit.save(torch.jit.script(loss_module))"),
-             SKEIN_OPTION("classification", boolean, "false",
-                          "Class scores [N, C] against class ids [N]: the trainer records accuracy"))
+             SKEIN_OPTION_SPECS(SCRIPT_LOSS_OPTIONS))

@@ -7,7 +7,17 @@
 #include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and CnnOptions.
+#define CNN_OPTIONS(X)                                                     \
+  X(channels, int_list, "[32, 64]", "Output channels of each conv block")  \
+  X(hidden, integer, "128", "Width of the hidden linear layer")            \
+  X(activation, string, "\"relu\"",                                        \
+    "relu, gelu, tanh, sigmoid, leaky_relu or elu")                        \
+  X(dropout, number, "0.25", "Dropout before the classifier, in [0, 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(CnnOptions, CNN_OPTIONS)
 
 class Cnn final : public skein::SequentialModel {
  public:
@@ -17,9 +27,10 @@ class Cnn final : public skein::SequentialModel {
     if (shape.size() != 3)
       opt.fail("channels", "needs image inputs [C, H, W]; the dataset gives " +
                                std::to_string(shape.size()) + "-d samples");
-    const std::string act = opt.get_string("activation");
-    const auto blocks = opt.get_int_list("channels");
-    const auto hidden = opt.get_int("hidden");
+    const CnnOptions o(opt);
+    const std::string& act = o.activation;
+    const auto& blocks = o.channels;
+    const auto hidden = o.hidden;
     check_size(opt, shape, blocks, hidden, args.data->num_classes);
     std::int64_t channels = shape[0], h = shape[1], w = shape[2];
     for (auto c : blocks) {
@@ -61,8 +72,4 @@ class Cnn final : public skein::SequentialModel {
 }  // namespace
 
 SKEIN_PLUGIN(Cnn, model, "cnn", "1.0.0", "Small convolutional net for images such as 28x28 MNIST",
-             SKEIN_OPTION("channels", int_list, "[32, 64]", "Output channels of each conv block"),
-             SKEIN_OPTION("hidden", integer, "128", "Width of the hidden linear layer"),
-             SKEIN_OPTION("activation", string, "\"relu\"",
-                          "relu, gelu, tanh, sigmoid, leaky_relu or elu"),
-             SKEIN_OPTION("dropout", number, "0.25", "Dropout before the classifier, in [0, 1)"))
+             SKEIN_OPTION_SPECS(CNN_OPTIONS))

@@ -4,14 +4,24 @@
 #include "skein/kit/nn_helpers.hpp"
 #include "skein/plugin.hpp"
 
+// Declared once: the schema and MlpOptions.
+#define MLP_OPTIONS(X)                                                   \
+  X(hidden, int_list, "[256, 128]", "Hidden layer widths")               \
+  X(activation, string, "\"relu\"",                                      \
+    "relu, gelu, tanh, sigmoid, leaky_relu or elu")                      \
+  X(dropout, number, "0.0", "Dropout after each hidden layer, in [0, 1)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(MlpOptions, MLP_OPTIONS)
 
 class Mlp final : public skein::SequentialModel {
  public:
   explicit Mlp(const skein::PluginArgs& args) {
     const auto& opt = args.options;
     const double dropout = skein::read_probability(opt, "dropout");
-    const auto widths = opt.get_int_list("hidden");
+    const MlpOptions o(opt);
+    const auto& widths = o.hidden;
     std::int64_t in = skein::flat_size(args.data->input_shape);
     double parameters = 0;
     for (auto width : widths) {
@@ -26,7 +36,7 @@ class Mlp final : public skein::SequentialModel {
     net_->push_back(torch::nn::Flatten());
     for (auto width : widths) {
       net_->push_back(torch::nn::Linear(in, width));
-      add_activation_and_dropout(opt.get_string("activation"), dropout, opt.owner());
+      add_activation_and_dropout(o.activation, dropout, opt.owner());
       in = width;
     }
     net_->push_back(torch::nn::Linear(in, args.data->num_classes));
@@ -36,7 +46,4 @@ class Mlp final : public skein::SequentialModel {
 }  // namespace
 
 SKEIN_PLUGIN(Mlp, model, "mlp", "1.0.0", "Multi-layer perceptron on flattened inputs",
-             SKEIN_OPTION("hidden", int_list, "[256, 128]", "Hidden layer widths"),
-             SKEIN_OPTION("activation", string, "\"relu\"",
-                          "relu, gelu, tanh, sigmoid, leaky_relu or elu"),
-             SKEIN_OPTION("dropout", number, "0.0", "Dropout after each hidden layer, in [0, 1)"))
+             SKEIN_OPTION_SPECS(MLP_OPTIONS))

@@ -14,7 +14,28 @@
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
 
+// Declared once: the schema and DdpOptions.
+#define DDP_OPTIONS(X)                                                                                 \
+  X(bucket_cap_mb, number, "25", "Largest gradient bucket, in MiB")                                   \
+  X(first_bucket_mb, number, "1", "Cap of the first bucket (small, so communication starts early)")  \
+  X(overlap, boolean, "true", "Launch each bucket's all-reduce during backward (false: after it)")   \
+  X(compression, string, "\"none\"",                                                                \
+    "none; fp16: gradients travel as float16, half the bytes, but Gloo sums "                         \
+    "float16 in scalar code (all-reduce of 235k values 5.5 ms vs 2.4 ms as "                          \
+    "float32 here), so it pays only on links slower than ~2.5 Gbit/s; "                               \
+    "powersgd: float32 matrices travel as rank-r factors with error feedback "                        \
+    "(PowerSGD), the rest uncompressed (docs/BENCHMARKS.md, section 9)")                              \
+  X(powersgd_rank, integer, "4", "powersgd: rank r of the approximation")                             \
+  X(powersgd_warmup_steps, integer, "100",                                                            \
+    "powersgd: optimizer steps all-reduced uncompressed before compression starts")                   \
+  X(backend, string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)")                        \
+  X(gloo_host, string, "\"\"",                                                                        \
+    "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "                           \
+    "address across machines)")
+
 namespace {
+
+SKEIN_OPTIONS_STRUCT(DdpOptions, DDP_OPTIONS)
 
 // ddp's keys in the run's store: its process group's, under one prefix per run.
 std::string ddp_store_prefix(const std::string& run) { return "skein/ddp/" + run + "/"; }
@@ -23,19 +44,20 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
  public:
   explicit Ddp(const skein::PluginArgs& args) : run_(args.run) {
     const auto& opt = args.options;
-    const double cap_mb = opt.get_number("bucket_cap_mb");
-    const double first_mb = opt.get_number("first_bucket_mb");
+    const DdpOptions o(opt);
+    const double cap_mb = o.bucket_cap_mb;
+    const double first_mb = o.first_bucket_mb;
     if (!(cap_mb > 0)) opt.fail("bucket_cap_mb", "must be positive");
     if (!(first_mb > 0)) opt.fail("first_bucket_mb", "must be positive");
     reducer_options_.cap_bytes = static_cast<std::size_t>(cap_mb * (1 << 20));
     reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
-    reducer_options_.overlap = opt.get_bool("overlap");
-    const std::string compression = opt.get_string("compression");
+    reducer_options_.overlap = o.overlap;
+    const std::string& compression = o.compression;
     if (compression != "none" && compression != "fp16" && compression != "powersgd")
       opt.fail("compression", "must be none, fp16 or powersgd");
     reducer_options_.fp16 = compression == "fp16";
-    const auto rank = opt.get_int("powersgd_rank");
-    const auto warmup = opt.get_int("powersgd_warmup_steps");
+    const auto rank = o.powersgd_rank;
+    const auto warmup = o.powersgd_warmup_steps;
     if (rank < 1 || rank > 1024) opt.fail("powersgd_rank", "must be from 1 to 1024");
     if (warmup < 0) opt.fail("powersgd_warmup_steps", "must be 0 or more");
     if (compression == "powersgd") {
@@ -44,7 +66,7 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
       powersgd.warmup_steps = warmup;
       reducer_options_.powersgd = powersgd;
     }
-    const std::string backend = opt.get_string("backend");
+    const std::string& backend = o.backend;
     if (backend != "gloo" && backend != "auto")
       opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
     if (run_.world_size == 1) return;  // nothing to synchronise
@@ -55,7 +77,7 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
     auto store = c10::make_intrusive<c10d::PrefixStore>(ddp_store_prefix(run_.run_id),
                                                         args.store->store);
     auto pg_opts = c10d::ProcessGroupGloo::Options::create(timeout);
-    std::string host = opt.get_string("gloo_host");
+    std::string host = o.gloo_host;
     if (host.empty() && !run_.multi_node) host = "127.0.0.1";  // one machine: loopback only
     pg_opts->devices.push_back(host.empty()
                                    ? c10d::ProcessGroupGloo::createDefaultDevice()
@@ -113,21 +135,4 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
 
 SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.2.0",
              "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo)",
-             SKEIN_OPTION("bucket_cap_mb", number, "25", "Largest gradient bucket, in MiB"),
-             SKEIN_OPTION("first_bucket_mb", number, "1",
-                          "Cap of the first bucket (small, so communication starts early)"),
-             SKEIN_OPTION("overlap", boolean, "true",
-                          "Launch each bucket's all-reduce during backward (false: after it)"),
-             SKEIN_OPTION("compression", string, "\"none\"",
-                          "none; fp16: gradients travel as float16, half the bytes, but Gloo sums "
-                          "float16 in scalar code (all-reduce of 235k values 5.5 ms vs 2.4 ms as "
-                          "float32 here), so it pays only on links slower than ~2.5 Gbit/s; "
-                          "powersgd: float32 matrices travel as rank-r factors with error feedback "
-                          "(PowerSGD), the rest uncompressed (docs/BENCHMARKS.md, section 9)"),
-             SKEIN_OPTION("powersgd_rank", integer, "4", "powersgd: rank r of the approximation"),
-             SKEIN_OPTION("powersgd_warmup_steps", integer, "100",
-                          "powersgd: optimizer steps all-reduced uncompressed before compression starts"),
-             SKEIN_OPTION("backend", string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)"),
-             SKEIN_OPTION("gloo_host", string, "\"\"",
-                          "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "
-                          "address across machines)"))
+             SKEIN_OPTION_SPECS(DDP_OPTIONS))
