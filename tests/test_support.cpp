@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <fstream>
@@ -18,18 +17,6 @@
 namespace fs = boost::filesystem;
 
 namespace test {
-
-TempDir::TempDir() {
-  path = fs::temp_directory_path() / fs::unique_path("skein-test-%%%%-%%%%-%%%%");
-  fs::create_directories(path);
-}
-TempDir::~TempDir() {
-  boost::system::error_code ec;
-  fs::remove_all(path, ec);
-}
-std::string TempDir::str(const std::string& child) const {
-  return child.empty() ? path.string() : (path / child).string();
-}
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -45,9 +32,6 @@ std::string Workspace::write_config(const nlohmann::json& cfg) {
 
 nlohmann::json load_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 bool one_error_line(const CommandResult& r) {
   // Warnings (`skein: warning: ...`, the one way they go) may come first.
@@ -125,39 +109,6 @@ void load_test_plugins(skein::core::PluginRegistry& registry) {
   registry.scan_directory(TEST_PLUGIN_DIR);
   if (!registry.problems().empty())
     throw std::runtime_error("test plugins: " + registry.problems().front().message);
-}
-
-void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,
-               const std::vector<std::uint8_t>& data, bool gzip) {
-  std::string bytes{'\0', '\0', '\x08', static_cast<char>(dims.size())};
-  for (auto d : dims) {
-    for (int shift = 24; shift >= 0; shift -= 8) bytes += static_cast<char>((d >> shift) & 0xff);
-  }
-  bytes.append(reinterpret_cast<const char*>(data.data()), data.size());
-  if (!gzip) {
-    write_text(path, bytes);
-    return;
-  }
-  gzFile f = gzopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + path);
-  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-  gzclose(f);
-}
-
-void write_tiny_mnist(const std::string& dir, std::uint32_t train, std::uint32_t test, bool gzip) {
-  const std::string ext = gzip ? ".gz" : "";
-  auto make = [&](const std::string& prefix, std::uint32_t n) {
-    std::vector<std::uint8_t> images(static_cast<std::size_t>(n) * 28 * 28), labels(n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      labels[i] = static_cast<std::uint8_t>(i % 10);
-      // A bright bar whose row depends on the class: learnable.
-      for (int x = 0; x < 28; ++x) images[i * 784 + labels[i] * 2 * 28 + x] = 255;
-    }
-    write_idx(dir + "/" + prefix + "-images-idx3-ubyte" + ext, {n, 28, 28}, images, gzip);
-    write_idx(dir + "/" + prefix + "-labels-idx1-ubyte" + ext, {n}, labels, gzip);
-  };
-  make("train", train);
-  make("t10k", test);
 }
 
 CommandResult interop_py(const std::string& args) {

@@ -8,6 +8,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "idx_test_files.hpp"
 #include "skein/detail/json.hpp"
 #include "skein/kit/testing.hpp"
 
@@ -31,12 +32,7 @@ constexpr bool kAddressSanitizer = false;
 #endif
 
 // A fresh directory under the system temp dir, removed on destruction.
-struct TempDir {
-  TempDir();
-  ~TempDir();
-  boost::filesystem::path path;
-  std::string str(const std::string& child = "") const;
-};
+using TempDir = skein::testing::TempDir;  // the SDK harness's
 
 // A temp dir for a test's configs and run directories.
 struct Workspace {
@@ -74,17 +70,15 @@ void load_test_plugins(skein::core::PluginRegistry& registry);
 // The message of the E that `f` throws, or "" when it returns (the SDK's harness's).
 using skein::testing::message_of;
 
-// Writes an IDX file of unsigned bytes (gzip-compressed when `gzip`).
-void write_idx(const std::string& path, const std::vector<std::uint32_t>& dims,
-               const std::vector<std::uint8_t>& data, bool gzip);
-// Writes a tiny MNIST-like dataset (4 files) into `dir`.
-void write_tiny_mnist(const std::string& dir, std::uint32_t train, std::uint32_t test, bool gzip);
+// IDX test files (plugins/dataset/idx/idx_test_files.hpp).
+using idx_test::write_idx;
+using idx_test::write_tiny_mnist;
 
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
 nlohmann::json load_json(const std::string& path);
 
-bool contains(const std::string& text, const std::string& part);
+using skein::testing::contains;  // the SDK harness's
 // Exactly one error line on stderr, starting "skein: error: " (after any
 // "skein: warning: " lines).
 bool one_error_line(const CommandResult& r);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <torch/nn/functional/loss.h>
 
@@ -22,11 +23,37 @@ namespace fs = std::filesystem;
 
 namespace skein::testing {
 
+TempDir::TempDir() {
+  std::string pattern = (fs::temp_directory_path() / "skein-test-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary folder: " + pattern);
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+std::string TempDir::str(const std::string& child) const { return child.empty() ? path_ : path_ + "/" + child; }
+
+namespace {
+std::string write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+  return path;
+}
+}  // namespace
+
+std::string TempDir::write(const std::string& name, const std::string& bytes) const {
+  return write_bytes(str(name), bytes);
+}
+
 struct Harness::Impl {
   core::PluginRegistry registry;
   RunInfo run;
   std::string run_dir;
-  bool owns_run_dir = false;
+  std::optional<TempDir> own_run_dir;  // when no run_dir was given
   int callbacks = 0;  // created so far: the next one is callbacks[<this>]
   // Each plugin's Options outlive it (a plugin may keep a reference).
   std::vector<std::unique_ptr<Options>> options;
@@ -40,33 +67,19 @@ Harness::Harness(HarnessOptions options) : impl_(std::make_unique<Impl>()) {
     else
       impl_->registry.load_file(path);
   }
-  if (options.run_dir.empty()) {
-    std::string pattern = (fs::temp_directory_path() / "skein-test-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary run directory");
-    options.run_dir = pattern;
-    impl_->owns_run_dir = true;
-  }
+  if (options.run_dir.empty()) options.run_dir = impl_->own_run_dir.emplace().str();
   impl_->run_dir = options.run_dir;
   impl_->run.run_dir = options.run_dir;
   impl_->run.run_id = "test";
 }
 
-Harness::~Harness() {
-  if (impl_->owns_run_dir) {
-    std::error_code ignored;
-    fs::remove_all(impl_->run_dir, ignored);
-  }
-}
+Harness::~Harness() = default;
 
 RunInfo& Harness::run() { return impl_->run; }
 const std::string& Harness::run_dir() const { return impl_->run_dir; }
 
 std::string Harness::write_file(const std::string& name, const std::string& bytes) const {
-  const std::string path = impl_->run_dir + "/" + name;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
-  return path;
+  return write_bytes(impl_->run_dir + "/" + name, bytes);
 }
 
 template <class I>

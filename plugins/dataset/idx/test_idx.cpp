@@ -1,25 +1,38 @@
 #define BOOST_TEST_MODULE idx
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+
+#include "idx_test_files.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
+#include "skein/kit/input_file.hpp"
 #include "skein/kit/testing.hpp"
-#include "test_support.hpp"
 
 namespace {
 
-using test::contains;
+using idx_test::write_idx;
+using idx_test::write_tiny_mnist;
+
+using skein::testing::contains;
+std::string read_text(const std::string& path) { return skein::read_whole_file(path).value(); }
+void write_text(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  BOOST_REQUIRE(out.flush());
+}
+
 struct Fixture {
   std::shared_ptr<skein::Dataset> open(nlohmann::json options) {
     return harness.create<skein::Dataset>("idx", std::move(options));
   }
   // The error text of opening the dataset, or "".
   std::string error(nlohmann::json options) {
-    return test::message_of([&] { open(std::move(options)); });
+    return skein::testing::message_of([&] { open(std::move(options)); });
   }
 
   skein::testing::Harness harness;
-  test::TempDir tmp;
+  skein::testing::TempDir tmp;
 };
 
 }  // namespace
@@ -28,8 +41,8 @@ BOOST_FIXTURE_TEST_SUITE(idx, Fixture)
 
 BOOST_AUTO_TEST_CASE(reads_gzipped_and_plain_files) {
   for (bool gzip : {true, false}) {
-    test::TempDir dir;
-    test::write_tiny_mnist(dir.str(), 30, 20, gzip);
+    skein::testing::TempDir dir;
+    write_tiny_mnist(dir.str(), 30, 20, gzip);
     auto data = open({{"dir", dir.str()}});
     auto info = data->info();
     BOOST_TEST(info.num_classes == 10);
@@ -48,7 +61,7 @@ BOOST_AUTO_TEST_CASE(reads_gzipped_and_plain_files) {
 }
 
 BOOST_AUTO_TEST_CASE(limit_and_no_test_split) {
-  test::write_tiny_mnist(tmp.str(), 30, 20, true);
+  write_tiny_mnist(tmp.str(), 30, 20, true);
   auto data = open({{"dir", tmp.str()}, {"limit", 12}, {"test_images", ""}});
   BOOST_TEST(data->train().size() == 12);
   BOOST_TEST(!data->test().has_value());
@@ -63,25 +76,25 @@ BOOST_AUTO_TEST_CASE(missing_directory_and_files_name_the_option) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_magic_is_reported_with_the_file) {
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  test::write_text(tmp.str("train-images-idx3-ubyte"), "PK\x03\x04 definitely not idx");
+  write_tiny_mnist(tmp.str(), 10, 10, false);
+  write_text(tmp.str("train-images-idx3-ubyte"), "PK\x03\x04 definitely not idx");
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "train-images-idx3-ubyte: bad magic"), err);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_body_is_reported) {
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  std::string full = test::read_text(tmp.str("train-images-idx3-ubyte"));
-  test::write_text(tmp.str("train-images-idx3-ubyte"), full.substr(0, full.size() - 100));
+  write_tiny_mnist(tmp.str(), 10, 10, false);
+  std::string full = read_text(tmp.str("train-images-idx3-ubyte"));
+  write_text(tmp.str("train-images-idx3-ubyte"), full.substr(0, full.size() - 100));
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "truncated"), err);
   BOOST_TEST(contains(err, "7840 bytes"), err);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_gzip_is_reported) {
-  test::write_tiny_mnist(tmp.str(), 50, 10, true);
-  std::string full = test::read_text(tmp.str("train-images-idx3-ubyte.gz"));
-  test::write_text(tmp.str("train-images-idx3-ubyte.gz"), full.substr(0, full.size() / 2));
+  write_tiny_mnist(tmp.str(), 50, 10, true);
+  std::string full = read_text(tmp.str("train-images-idx3-ubyte.gz"));
+  write_text(tmp.str("train-images-idx3-ubyte.gz"), full.substr(0, full.size() / 2));
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "train-images-idx3-ubyte.gz"), err);
 }
@@ -95,10 +108,10 @@ BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula) {
   for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<std::uint8_t>((i * 7919) % 251 + i / 100003);
   for (std::uint32_t i = 0; i < n; ++i) labels[i] = static_cast<std::uint8_t>(i % 10);
   for (bool gzip : {true, false}) {
-    test::TempDir dir;
+    skein::testing::TempDir dir;
     const std::string ext = gzip ? ".gz" : "";
-    test::write_idx(dir.str("train-images-idx3-ubyte" + ext), {n, 28, 28}, images, gzip);
-    test::write_idx(dir.str("train-labels-idx1-ubyte" + ext), {n}, labels, gzip);
+    write_idx(dir.str("train-images-idx3-ubyte" + ext), {n, 28, 28}, images, gzip);
+    write_idx(dir.str("train-labels-idx1-ubyte" + ext), {n}, labels, gzip);
     for (std::int64_t limit : {0, 1001}) {
       auto data = open({{"dir", dir.str()}, {"test_images", ""}, {"limit", limit}, {"mean", 0.25}, {"std", 0.3}});
       const std::int64_t m = limit > 0 ? limit : n;
@@ -122,16 +135,16 @@ BOOST_AUTO_TEST_CASE(pixels_match_the_tensor_formula) {
     }
     // Cut inside the data: the error names the file (the converting thread stops).
     const std::string path = dir.str("train-images-idx3-ubyte" + ext);
-    const std::string full = test::read_text(path);
-    test::write_text(path, full.substr(0, full.size() * 2 / 3));
+    const std::string full = read_text(path);
+    write_text(path, full.substr(0, full.size() * 2 / 3));
     const auto err = error({{"dir", dir.str()}, {"test_images", ""}});
     BOOST_TEST(contains(err, path), err);
   }
 }
 
 BOOST_AUTO_TEST_CASE(count_mismatch_names_both_files) {
-  test::write_tiny_mnist(tmp.str(), 10, 10, true);
-  test::write_idx(tmp.str("train-labels-idx1-ubyte.gz"), {9}, std::vector<std::uint8_t>(9, 1), true);
+  write_tiny_mnist(tmp.str(), 10, 10, true);
+  write_idx(tmp.str("train-labels-idx1-ubyte.gz"), {9}, std::vector<std::uint8_t>(9, 1), true);
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "count mismatch"), err);
   BOOST_TEST(contains(err, "10 images but"), err);
@@ -141,16 +154,16 @@ BOOST_AUTO_TEST_CASE(count_mismatch_names_both_files) {
 BOOST_AUTO_TEST_CASE(idx_dimensions_whose_product_overflows_are_refused) {
   // 65536^4 = 2^64: unchecked, the product wrapped to 0 and this header-only
   // file was accepted.
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  test::write_idx(tmp.str("train-images-idx3-ubyte"), {65536, 65536, 65536, 65536}, {}, false);
+  write_tiny_mnist(tmp.str(), 10, 10, false);
+  write_idx(tmp.str("train-images-idx3-ubyte"), {65536, 65536, 65536, 65536}, {}, false);
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "train-images-idx3-ubyte: IDX dimensions too large"), err);
 }
 
 BOOST_AUTO_TEST_CASE(an_idx_file_of_no_images_is_an_error_not_a_division_by_zero) {
-  test::write_tiny_mnist(tmp.str(), 10, 10, false);
-  test::write_idx(tmp.str("train-images-idx3-ubyte"), {0, 28, 28}, {}, false);
-  test::write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
+  write_tiny_mnist(tmp.str(), 10, 10, false);
+  write_idx(tmp.str("train-images-idx3-ubyte"), {0, 28, 28}, {}, false);
+  write_idx(tmp.str("train-labels-idx1-ubyte"), {0}, {}, false);
   auto err = error({{"dir", tmp.str()}});
   BOOST_TEST(contains(err, "train-images-idx3-ubyte: holds no images"), err);
 }

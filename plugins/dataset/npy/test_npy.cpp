@@ -20,7 +20,7 @@
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using skein::testing::contains;
 using skein::testing::message_of;
 
 // 4096 rows of 4 float32 (64 KiB, 16 pages): rows past a truncation lie on

@@ -33,6 +33,23 @@
 
 namespace skein::testing {
 
+// A fresh folder under the system's temporary directory, removed with
+// everything in it when the object goes.
+class SKEIN_EXPORT TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // The folder, or `child` inside it.
+  std::string str(const std::string& child = "") const;
+  // Writes `bytes` to str(name); returns that path.
+  std::string write(const std::string& name, const std::string& bytes) const;
+
+ private:
+  std::string path_;
+};
+
 struct HarnessOptions {
   // Plugin libraries (.so files) and folders of them. Besides these, the
   // harness searches where `skein train` does: Skein's installed plugin folder
@@ -196,6 +213,9 @@ struct CallbackFixture {
     return harness.create<Callback>(name, options);
   }
 };
+
+// Whether `part` occurs in `text` (messages, logs).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The message of the `E` (a std::exception) that `fn` throws; "" when it
 // throws none. Other exceptions pass through (and fail a Boost test).
