@@ -5,7 +5,9 @@
     heading of that file (GitHub's anchor rule: lower case, punctuation
     dropped, spaces to '-');
   - every code block preceded by `<!-- snippet: PATH -->` is PATH's text,
-    so an example shown in the docs is the file a test builds or runs.
+    so an example shown in the docs is the file a test builds or runs;
+  - every code block preceded by `<!-- excerpt: PATH -->` is lines of PATH,
+    in their order (indentation aside; blank and `...` lines of the block skipped).
 
   scripts/check_docs.py          exit 1, one line per problem, when any
 
@@ -16,6 +18,21 @@ import glob, os, re, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```[^\n]*\n(.*?)```", re.S)
+EXCERPT = re.compile(r"<!-- excerpt: (\S+) -->\n```[^\n]*\n(.*?)```", re.S)
+
+
+def is_excerpt(block, source):
+    """Whether every line of `block` is a line of `source`, in order (indentation aside)."""
+    lines = [l.strip() for l in source.split("\n")]
+    at = 0
+    for line in block.split("\n"):
+        if not line.strip() or line.strip() == "...":
+            continue
+        try:
+            at = lines.index(line.strip(), at) + 1
+        except ValueError:
+            return False
+    return True
 
 
 def anchors_of(path):
@@ -55,6 +72,12 @@ def main():
                 problems.append(f"{rel}: snippet of missing {m.group(1)}")
             elif open(source).read() != m.group(2):
                 problems.append(f"{rel}: the snippet of {m.group(1)} differs from the file")
+        for m in EXCERPT.finditer(text):
+            source = os.path.join(ROOT, m.group(1))
+            if not os.path.exists(source):
+                problems.append(f"{rel}: excerpt of missing {m.group(1)}")
+            elif not is_excerpt(m.group(2), open(source).read()):
+                problems.append(f"{rel}: the excerpt of {m.group(1)} is not lines of the file")
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)
