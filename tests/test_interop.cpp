@@ -108,6 +108,22 @@ BOOST_AUTO_TEST_CASE(a_failing_forward_names_the_model_the_inputs_and_the_op) {
                          {"model 'torchscript' failed on inputs of shape [32, 16]", "conv2d", "[32, 16]"});
 }
 
+// The docs' TorchScript example (examples/torchscript/make_cnn.py, shown in
+// docs/user-guide.md) writes a model that trains through the torchscript plugin.
+BOOST_AUTO_TEST_CASE(the_torchscript_example_model_trains) {
+  const std::string model = dir("cnn.pt");
+  auto r = test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR "/examples/torchscript/make_cnn.py " + model,
+                     240);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "torchscript"}, {"path", model}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 128}, {"test_samples", 32}, {"shape", {1, 28, 28}}, {"classes", 10}};
+  cfg["max_epochs"] = 1;
+  r = train(cfg, "cnn");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(load_json(dir("cnn/history.json")).size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(torchscript_model_trains_resumes_and_exports) {
   const std::string model = script("classifier");
   auto cfg = image_config(model);
