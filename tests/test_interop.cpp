@@ -108,6 +108,18 @@ BOOST_AUTO_TEST_CASE(a_failing_forward_names_the_model_the_inputs_and_the_op) {
                          {"model 'torchscript' failed on inputs of shape [32, 16]", "conv2d", "[32, 16]"});
 }
 
+// The reference values plugin tests read (PyTorch's learning-rate schedules,
+// scikit-learn's scores) are what Python computes today.
+BOOST_AUTO_TEST_CASE(plugin_reference_values_are_what_python_computes) {
+  for (const auto& [command, file] : std::vector<std::pair<std::string, std::string>>{
+           {"lr_schedules", "plugins/callback/lr_scheduler/pytorch_schedules.json"},
+           {"sklearn_scores", "plugins/callback/scoring/sklearn_scores.json"}}) {
+    const auto r = py(command + " " + dir(command + ".json"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(load_json(dir(command + ".json")) == load_json(std::string(SKEIN_SOURCE_DIR "/") + file), file);
+  }
+}
+
 // The docs' TorchScript example (examples/torchscript/make_cnn.py, shown in
 // docs/user-guide.md) writes a model that trains through the torchscript plugin.
 BOOST_AUTO_TEST_CASE(the_torchscript_example_model_trains) {

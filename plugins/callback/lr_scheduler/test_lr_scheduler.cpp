@@ -1,8 +1,9 @@
 #define BOOST_TEST_MODULE lr_scheduler
 #include <boost/test/unit_test.hpp>
 
+
 #include "skein/kit/testing.hpp"
-#include "test_support.hpp"  // the Python interop (tests/python)
+#include "skein/kit/input_file.hpp"
 
 // The lr_scheduler callback alone: the learning rate each policy sets.
 using skein::testing::FakeRun;
@@ -32,14 +33,14 @@ BOOST_AUTO_TEST_CASE(lr_scheduler_step_cosine_and_plateau) {
 }
 
 
-// Per-step policies against the rates PyTorch's schedulers give (computed by
-// tests/python/interop.py): the rate each of 20 optimizer steps uses.
+// Per-step policies against the rates PyTorch's schedulers give: the rate
+// each of 20 optimizer steps uses, in pytorch_schedules.json beside this file
+// (tests/python/interop.py lr_schedules wrote it; test_interop checks that
+// it still does).
 BOOST_AUTO_TEST_CASE(per_step_policies_match_pytorch) {
-  const test::TempDir tmp;
-  const std::string out = tmp.str("rates.json");
-  const auto py = test::interop_py("lr_schedules " + out);
-  BOOST_TEST_REQUIRE(py.exit_code == 0, py.err);
-  const auto expected = test::load_json(out);
+  const auto expected = nlohmann::json::parse(
+      skein::read_whole_file(PLUGIN_TEST_DIR "/pytorch_schedules.json")
+          .value());
   const torch::Tensor none = torch::zeros({1});
   auto rates = [&](const nlohmann::json& options) {
     skein::testing::FakeRunOptions run;  // one batch per epoch: max_epochs 20 makes 20 optimizer steps
@@ -108,11 +109,11 @@ BOOST_AUTO_TEST_CASE(per_step_options_that_do_not_fit_are_refused) {
   auto err = [&](const nlohmann::json& options) {
     return skein::testing::message_of<skein::ConfigError>([&] { make("lr_scheduler", options); });
   };
-  BOOST_TEST(test::contains(err({{"policy", "plateau"}, {"interval", "step"}}), "option 'interval' step does not go with policy plateau"));
-  BOOST_TEST(test::contains(err({{"policy", "one_cycle"}, {"interval", "epoch"}}), "option 'interval' epoch does not go"));
-  BOOST_TEST(test::contains(err({{"policy", "cosine"}, {"warmup_steps", 10}}), "option 'warmup_steps' counts optimizer steps"));
-  BOOST_TEST(test::contains(err({{"policy", "one_cycle"}, {"pct_start", 1.5}}), "option 'pct_start' must be in (0, 1)"));
-  BOOST_TEST(test::contains(err({{"policy", "cyclic"}}), "must be step, cosine, linear, plateau or one_cycle, got 'cyclic'"));
+  BOOST_TEST(skein::testing::contains(err({{"policy", "plateau"}, {"interval", "step"}}), "option 'interval' step does not go with policy plateau"));
+  BOOST_TEST(skein::testing::contains(err({{"policy", "one_cycle"}, {"interval", "epoch"}}), "option 'interval' epoch does not go"));
+  BOOST_TEST(skein::testing::contains(err({{"policy", "cosine"}, {"warmup_steps", 10}}), "option 'warmup_steps' counts optimizer steps"));
+  BOOST_TEST(skein::testing::contains(err({{"policy", "one_cycle"}, {"pct_start", 1.5}}), "option 'pct_start' must be in (0, 1)"));
+  BOOST_TEST(skein::testing::contains(err({{"policy", "cyclic"}}), "must be step, cosine, linear, plateau or one_cycle, got 'cyclic'"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,10 +4,10 @@
 #include <thread>
 
 #include "skein/kit/testing.hpp"
-#include "test_support.hpp"  // the Python interop (tests/python)
+#include "skein/kit/input_file.hpp"
 
 // The scoring callback's epoch scores against scikit-learn's on the same
-// predictions (tests/python/interop.py sklearn_scores), fed in uneven
+// predictions (sklearn_scores.json), fed in uneven
 // batches to one rank, and to two ranks (threads) that merge their counts.
 using skein::testing::FakeRun;
 
@@ -32,11 +32,13 @@ torch::Tensor tensor_of(const nlohmann::json& rows, torch::Dtype dtype) {
 }  // namespace
 
 struct ScoringFixture : skein::testing::CallbackFixture {
-  ScoringFixture() {
-    const auto py = test::interop_py("sklearn_scores " + tmp.str("scores.json"));
-    BOOST_TEST_REQUIRE(py.exit_code == 0, py.err);
-    expected = test::load_json(tmp.str("scores.json"));
-  }
+  // scikit-learn's scores of the same predictions, in sklearn_scores.json
+  // beside this file (tests/python/interop.py sklearn_scores wrote it;
+  // test_interop checks that it still does).
+  ScoringFixture()
+      : expected(nlohmann::json::parse(
+            skein::read_whole_file(PLUGIN_TEST_DIR "/sklearn_scores.json")
+                .value())) {}
 
   // The epoch record after `options`' scoring saw these valid batches,
   // split over `world` ranks (rank r takes every world-th batch of sizes
@@ -104,7 +106,6 @@ struct ScoringFixture : skein::testing::CallbackFixture {
     BOOST_TEST(record[key].get<double>() == want, boost::test_tools::tolerance(1e-9) << key);
   }
 
-  test::TempDir tmp;
   nlohmann::json expected;
 };
 
@@ -164,8 +165,8 @@ BOOST_AUTO_TEST_CASE(binary_scores_and_roc_auc_match_scikit_learn) {
   const auto four = torch::zeros({8, 4});
   const auto err = skein::testing::message_of<skein::ConfigError>(
       [&] { scored({{"scores", {"valid_roc_auc"}}}, four, torch::zeros({8}, torch::kInt64), 1); });
-  BOOST_TEST(test::contains(err, "roc_auc is for binary classification"), err);
-  BOOST_TEST(test::contains(err, "the model outputs [7, 4]"), err);
+  BOOST_TEST(skein::testing::contains(err, "roc_auc is for binary classification"), err);
+  BOOST_TEST(skein::testing::contains(err, "the model outputs [7, 4]"), err);
   // Found at the first (training) batch, not first at validation.
   FakeRun ctx;
   auto cb = make("scoring", {{"scores", {"valid_roc_auc"}}});
@@ -188,7 +189,7 @@ BOOST_AUTO_TEST_CASE(regression_scores_match_scikit_learn) {
 
 BOOST_AUTO_TEST_CASE(unknown_scores_are_config_errors) {
   const auto err = skein::testing::message_of<skein::ConfigError>([&] { make("scoring", {{"scores", {"valid_auc"}}}); });
-  BOOST_TEST(test::contains(err, "'valid_auc' is not <phase>_ followed by acc"), err);
+  BOOST_TEST(skein::testing::contains(err, "'valid_auc' is not <phase>_ followed by acc"), err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
