@@ -14,13 +14,11 @@
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
-// Declared once: the schema and ReportOptions.
+// Declared once: the schema (the file is resolved by key: run_output_path).
 #define REPORT_OPTIONS(X)                                                   \
   X(file, string, "\"report.html\"", "File, relative to the run directory")
 
 namespace {
-
-SKEIN_OPTIONS_STRUCT(ReportOptions, REPORT_OPTIONS)
 
 std::string escape(const std::string& s) {
   std::string out;

@@ -43,7 +43,7 @@ class Cnn final : public skein::SequentialModel {
     }
     net_->push_back(torch::nn::Flatten());
     net_->push_back(torch::nn::Linear(channels * h * w, hidden));
-    add_activation_and_dropout(act, skein::read_probability(opt, "dropout"), opt.owner());
+    add_activation_and_dropout(act, skein::require_probability(opt, "dropout", o.dropout), opt.owner());
     net_->push_back(torch::nn::Linear(hidden, args.data->num_classes));
   }
 

@@ -19,8 +19,8 @@ class Mlp final : public skein::SequentialModel {
  public:
   explicit Mlp(const skein::PluginArgs& args) {
     const auto& opt = args.options;
-    const double dropout = skein::read_probability(opt, "dropout");
     const MlpOptions o(opt);
+    const double dropout = skein::require_probability(opt, "dropout", o.dropout);
     const auto& widths = o.hidden;
     std::int64_t in = skein::flat_size(args.data->input_shape);
     double parameters = 0;

@@ -27,10 +27,9 @@ std::int64_t flat_size(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-double read_probability(const Options& options, const std::string& key) {
-  const double p = options.get_number(key);
-  if (!(p >= 0 && p < 1)) options.fail(key, "must be in [0, 1), got " + std::to_string(p));
-  return p;
+double require_probability(const Options& options, const std::string& key, double value) {
+  if (!(value >= 0 && value < 1)) options.fail(key, "must be in [0, 1), got " + std::to_string(value));
+  return value;
 }
 
 double linear_parameters(double in, double out) { return in * out + out; }

@@ -20,8 +20,9 @@ SKEIN_EXPORT torch::nn::AnyModule make_activation(const std::string& name, const
 // Product of a shape's extents (the flattened feature count).
 SKEIN_EXPORT std::int64_t flat_size(const std::vector<std::int64_t>& shape);
 
-// Reads a probability option (e.g. dropout) and checks it is in [0, 1).
-SKEIN_EXPORT double read_probability(const Options& options, const std::string& key);
+// Checks that option `key`'s value (a probability, e.g. dropout) is in
+// [0, 1), failing with the option named; returns it.
+SKEIN_EXPORT double require_probability(const Options& options, const std::string& key, double value);
 
 // Parameter counts, biases included, of Linear(in, out) and of a k x k
 // Conv2d(in, out), in double: sizes from a config may overflow any integer.
