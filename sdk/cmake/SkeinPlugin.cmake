@@ -16,8 +16,7 @@ function(skein_add_plugin target)
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE skein::sdk skein::kit ${ARG_LIBRARIES})
-  target_compile_features(${target} PRIVATE cxx_std_17)
-  # C++ standard and the libstdc++ ABI flag come with skein::sdk (the host's).
+  # The C++ standard libtorch needs and the libstdc++ ABI flag come with skein::sdk (the host's).
   target_compile_definitions(${target} PRIVATE SKEIN_PLUGIN_KIND_${ARG_KIND})
   if(NOT ARG_OUTPUT_DIRECTORY AND DEFINED SKEIN_PLUGIN_OUTPUT_DIR)
     set(ARG_OUTPUT_DIRECTORY ${SKEIN_PLUGIN_OUTPUT_DIR})

@@ -13,6 +13,7 @@
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
+#include "skein/torch_compat/process_group.hpp"
 
 // Declared once: the schema and DdpOptions.
 #define DDP_OPTIONS(X)                                                                                 \
@@ -82,7 +83,7 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
     pg_opts->devices.push_back(host.empty()
                                    ? c10d::ProcessGroupGloo::createDefaultDevice()
                                    : c10d::ProcessGroupGloo::createDeviceForHostname(host));
-    group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, run_.rank, run_.world_size, pg_opts);
+    group_ = skein::torch_compat::make_gloo_group(store, run_.rank, run_.world_size, pg_opts);
   }
 
   void prepare(torch::nn::Module& model) override {
