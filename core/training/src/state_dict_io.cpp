@@ -7,8 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>  // writeArchiveAndTensors
 #include <torch/csrc/jit/serialization/pickle.h>
-#include <torch/serialize.h>  // torch::pickle_save, torch::pickle_load
+#include <torch/csrc/jit/serialization/pickler.h>
 
 #include "skein/errors.hpp"
 #include "skein/kit/torch_file.hpp"
@@ -39,8 +41,25 @@ std::string state_dict_bytes(torch::nn::Module& model) {
   c10::Dict<std::string, torch::Tensor> dict;
   for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach());
   for (const auto& b : model.named_buffers()) dict.insert(b.key(), b.value().detach());
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-  return std::string(bytes.begin(), bytes.end());
+  // torch::pickle_save's archive, but with a plain dict: pickle_save tags a
+  // typed dict with torch.jit._pickle.restore_type_tag, a global that
+  // Python's torch.load(..., weights_only=True) (the default since 2.6)
+  // refuses. Untagged, it is what torch.save(dict) writes.
+  std::vector<char> pickle;
+  torch::jit::Pickler pickler([&pickle](const char* data, std::size_t size) { pickle.insert(pickle.end(), data, data + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(c10::IValue(dict));
+  pickler.stop();
+  std::string archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&archive](const void* data, std::size_t size) {
+    archive.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return archive;
 }
 
 void load_state_dict(torch::nn::Module& model, const StateDict& dict, const std::string& where) {

@@ -2,8 +2,8 @@
 //
 // A checkpoint is a directory:
 //   model.pt              torch::save of the model (parameters and buffers by name)
-//   model_state_dict.pt   the same as a dict {name: tensor} by torch::pickle_save,
-//                         which Python's torch.load reads as a state dict
+//   model_state_dict.pt   the same as a plain dict {name: tensor}, which Python's
+//                         torch.load(..., weights_only=True) reads as a state dict
 //   optimizer.pt          the optimizer's state (momentum buffers, steps, lr)
 //   history.json          the history up to and including the epoch
 //   rng.pt                every rank's CPU generator state, by rank
