@@ -11,20 +11,21 @@
 #include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/import_source.h>
 
+#include "skein/kit/script_operators.hpp"
+
 namespace skein {
 
 namespace {
 
-// Operators of libtorch 1.13's registry that touch files (from_file maps a
-// file into a tensor, writable with shared=True; save writes one), call other
-// processes (rpc, c10d collectives) or Python. Everything else a TorchScript
-// module can call computes on tensors and values (prim::Print and aten::warn
-// write to the process's own output).
-bool reaches_outside(const std::string& kind) {
-  static const std::set<std::string> ops = {"aten::from_file", "aten::save",      "prim::rpc_async",
-                                            "prim::rpc_sync",  "prim::rpc_remote", "prim::PythonOp",
-                                            "prim::IgnoredPythonOp"};
-  return ops.count(kind) > 0 || kind.rfind("c10d::", 0) == 0;
+// Why the scanner refuses an operator (skein/kit/script_operators.hpp), or
+// nothing for one that only computes.
+std::optional<std::string> refusal(const std::string& kind) {
+  switch (script_operator_rule(kind)) {
+    case ScriptOperatorRule::computes: return std::nullopt;
+    case ScriptOperatorRule::reaches_outside: return kind;
+    case ScriptOperatorRule::no_rule: break;
+  }
+  return kind + " (of an operator namespace skein's scanner has no rule for)";
 }
 
 // A value of a TorchBind class for processes or RPC (a process group, a
@@ -46,7 +47,7 @@ std::optional<std::string> find_in(const torch::jit::Graph& graph) { return find
 std::optional<std::string> find_in(const torch::jit::Block& block) {
   for (const torch::jit::Node* node : block.nodes()) {
     const std::string kind = node->kind().toQualString();
-    if (reaches_outside(kind)) return kind;
+    if (auto why = refusal(kind)) return why;
     for (const auto* v : node->outputs())
       if (outside_class(v->type())) return kind + " on " + v->type()->repr_str();
     for (const auto* v : node->inputs())
