@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "skein/detail/version.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -27,8 +28,13 @@ BOOST_FIXTURE_TEST_SUITE(cli, Fixture)
 
 BOOST_AUTO_TEST_CASE(version_and_help) {
   auto r = test::run(kSkein + " --version");
-  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "plugin API 3.0"), r.out);
+  // The libtorch it was built with and the one it runs with (read from the
+  // loaded library): the same here, and whether CUDA is in it.
+  BOOST_TEST(contains(r.out, "built with:   libtorch " TORCH_VERSION), r.out);
+  BOOST_TEST(contains(r.out, "running with: libtorch " TORCH_VERSION), r.out);
+  BOOST_TEST((contains(r.out, "with CUDA") || contains(r.out, "CPU only")), r.out);
   const auto help = test::run(kSkein + " train --help");
   BOOST_TEST(help.exit_code == 0);
   // The config's keys, with types and defaults, not only the flags.
@@ -49,14 +55,17 @@ BOOST_AUTO_TEST_CASE(version_and_help) {
 // The commands that neither train nor run a model start without libtorch
 // (about 0.75 s of loading): the executable does not link it, and loads the
 // training side (libskein_commands, then libskein_core and libtorch) only for
-// train, export and predict, once their arguments parsed.
+// train, export and predict, once their arguments parsed, and for --version,
+// which reports the libtorch it runs with.
 BOOST_AUTO_TEST_CASE(commands_that_do_not_train_never_load_libtorch) {
   // LD_DEBUG=files names every library the dynamic loader opens, on stderr.
   const auto load = [](const std::string& args) { return test::run("env LD_DEBUG=files " + kSkein + " " + args); };
   const auto loads_torch = [](const test::CommandResult& r) {
-    return contains(r.err, "libtorch") || contains(r.err, "libskein_core") || contains(r.err, "libskein_sdk");
+    // LD_DEBUG's "file=NAME" lines, not messages that merely mention libtorch.
+    return contains(r.err, "file=libtorch") || contains(r.err, "file=libskein_core") ||
+           contains(r.err, "file=libskein_sdk");
   };
-  for (const std::string args : {"--version", "--help", "plugins", "plugins --json", "plugins describe mlp",
+  for (const std::string args : {"--help", "plugins", "plugins --json", "plugins describe mlp",
                                  "plugins describe " TEST_PLUGIN_DIR "/libtest_probe_callback.so",
                                  "plugins --plugin-dir " BROKEN_PLUGIN_DIR, "plugins describe mpl",
                                  "train --help", "export --help", "predict --help", "train --no-such-flag",

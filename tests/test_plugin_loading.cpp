@@ -11,6 +11,7 @@
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
 #include "skein/detail/option_default.hpp"
+#include "skein/detail/version.hpp"
 #include "test_support.hpp"
 
 using skein::PluginError;
@@ -79,7 +80,11 @@ BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "has no .skein_manifest section"));
   BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 4.0, host supports 3.0"));
   BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 3.99, host supports 3.0"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_fingerprint.so"), "torch=9.9"));
+  const auto foreign = problem_for(reg, "libtest_wrong_fingerprint.so");
+  BOOST_TEST(contains(foreign, "torch=9.9"), foreign);
+  BOOST_TEST(contains(foreign, "was built against libtorch 9.9, this skein against libtorch " +
+                                   std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR)),
+             foreign);
   skein::RunInfo run;
   skein::Options opts("callbacks[0] (plugin 'no_entry')", nlohmann::json::object());
   auto err = test::message_of<PluginError>(

@@ -20,3 +20,8 @@ int cmd_predict(const std::vector<std::string>& args);
 // export or predict) and returns its exit code, every error already printed.
 #define SKEIN_COMMANDS_ENTRY "skein_run_command"
 extern "C" SKEIN_EXPORT int skein_run_command(const char* command, int argc, const char* const* argv);
+
+// libskein_commands' report of the libtorch it runs with (one line into
+// `out`, cut at `size`); returns the report's length. For `skein --version`.
+#define SKEIN_RUNTIME_REPORT "skein_runtime_report"
+extern "C" SKEIN_EXPORT int skein_runtime_report(char* out, int size);

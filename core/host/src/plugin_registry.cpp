@@ -64,10 +64,23 @@ void check_api(std::uint32_t major, std::uint32_t minor, const std::string& path
                       ", host supports " + version_string(SKEIN_API_MAJOR, SKEIN_API_MINOR));
 }
 
+// One field of a build fingerprint ("sdk=0.1.0;torch=2.15;...").
+std::string fingerprint_field(const std::string& fingerprint, const std::string& key) {
+  const auto at = (";" + fingerprint).find(";" + key + "=");
+  if (at == std::string::npos) return "";
+  const auto begin = at + key.size() + 1;
+  return fingerprint.substr(begin, fingerprint.find(';', begin) - begin);
+}
+
 void check_fingerprint(const std::string& fingerprint, const std::string& name, const std::string& path) {
-  if (fingerprint != host_fingerprint())
-    throw PluginError("plugin '" + name + "' (" + path + ") was built with '" + fingerprint +
-                      "', host expects '" + host_fingerprint() + "'");
+  if (fingerprint == host_fingerprint()) return;
+  // The usual cause, said first: a plugin built against the other libtorch.
+  const std::string torch = fingerprint_field(fingerprint, "torch"), host_torch = fingerprint_field(host_fingerprint(), "torch");
+  const std::string why = torch != host_torch ? "was built against libtorch " + torch + ", this skein against libtorch " +
+                                                    host_torch + ": rebuild it with the same libtorch ("
+                                              : "was built differently (";
+  throw PluginError("plugin '" + name + "' (" + path + ") " + why + "plugin '" + fingerprint + "', host '" +
+                    host_fingerprint() + "')");
 }
 
 void check_file_safety(const std::string& path) {
