@@ -217,7 +217,7 @@ def torchscript_vs_mlp(b, tmp, rounds, epochs):
     TorchScript module written by Python (tests/python/interop.py), trained
     with the same config; epoch times compared as a ratio of medians."""
     model = os.path.join(tmp, "mlp_script.pt")
-    sh(["/usr/bin/python3", os.path.join(ROOT, "tests/python/interop.py"), "script", "mlp", model])
+    sh([sys.executable, os.path.join(ROOT, "tests/python/interop.py"), "script", "mlp", model])
     cfg = os.path.join(ROOT, "bench/configs/overhead.json")
     base = ["--config", cfg, "--set", f"max_epochs={epochs}", "--set", "callbacks=[]"]
     variants = {"mlp": base, "torchscript": base + ["--set", f'model={{"plugin": "torchscript", "path": "{model}"}}']}

@@ -2,12 +2,13 @@
 """Skein against plain PyTorch, model family by family, in one interleaved run
 (docs/BENCHMARKS.md, sections 8 and 9).
 
-  python3 bench/vs_pytorch.py [--build build] [--rounds 2] [--epochs 3]
+  /usr/bin/python3 bench/vs_pytorch.py [--build build] [--rounds 2] [--epochs 3]
+  ~/.cache/skein/torch-2.15.0/bin/python3 bench/vs_pytorch.py --build build-pypi ...
       [--limit 10000] [--only speed|allocators|ddp] [--out FILE]
 
 Section 8 (speed): each family trained by `skein train` (default settings,
 and with SKEIN_MALLOC=system: glibc's malloc untuned) and by
-bench/pytorch_reference.py (Debian's python3-torch, 1 thread: as is, and
+bench/pytorch_reference.py (the PyTorch of the Python running this script, 1 thread: as is, and
 with glibc's malloc tuned through MALLOC_MMAP_THRESHOLD_ and
 MALLOC_TRIM_THRESHOLD_, "PyTorch at its best"). Seconds per epoch are the
 median of epochs 2+ over the rounds; peak RSS the largest seen.
@@ -28,7 +29,10 @@ import argparse, json, os, statistics, sys, tempfile, time
 from run import sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = "/usr/bin/python3"
+# PyTorch of the same version as the build's libtorch: the Python running this
+# script (/usr/bin/python3 for Debian's build, the venv's python3 for
+# SKEIN_TORCH=pypi's build-pypi/).
+PY = sys.executable
 TUNED_GLIBC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds Skein into build/ (2 parallel jobs: the machine has 2 cores).
+# Configures and builds Skein into build/, or build-pypi/ with SKEIN_TORCH=pypi
+# (scripts/torch-env.sh), with 2 parallel jobs: the machine has 2 cores.
 #
 #   scripts/build.sh            everything: bin/skein, the libraries, the plugins,
 #                               the tests and test plugins, the benchmark programs
@@ -12,12 +13,15 @@
 # test plugins and the benchmark programs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/torch-env.sh
+skein_torch_env
 target=all
 case "${1:-}" in
   "") ;;
   --example) target=skein_runtime ;;
   *) echo "usage: scripts/build.sh [--example]" >&2; exit 2 ;;
 esac
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON -DSKEIN_PCH=OFF
-cmake --build build -j "${SKEIN_JOBS:-2}" --target "$target"
+cmake -S . -B "$SKEIN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON -DSKEIN_PCH=OFF \
+  -DCMAKE_PREFIX_PATH="$SKEIN_TORCH_PREFIX" -DSKEIN_PYTHON="$SKEIN_PYTHON"
+cmake --build "$SKEIN_BUILD_DIR" -j "${SKEIN_JOBS:-2}" --target "$target"

@@ -1,29 +1,41 @@
 #!/usr/bin/env bash
-# Installs Skein's build and run dependencies from Debian 12's packages.
+# Installs Skein's build and run dependencies: Debian 12's packages, and with
+# SKEIN_TORCH=pypi PyPI's torch in a virtual environment (scripts/torch-env.sh).
 #
 #   scripts/setup.sh            everything the scripts use (tests, fuzzers, sanitizers)
 #   scripts/setup.sh --example  what scripts/example.sh needs: building and training
 #                               (no Python torch, no clang)
 #   scripts/setup.sh --bench    everything, plus what bench/vs_pytorch.py compares
 #                               against (torchvision, jemalloc, tcmalloc)
+#
+# The fuzzers and the sanitizer build (scripts/fuzz.sh, scripts/sanitize.sh)
+# use Debian's libtorch whatever SKEIN_TORCH says, so the full set always has it.
 set -euo pipefail
+source "$(dirname "$0")/torch-env.sh"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libtorch-dev libgloo-dev
   libopenblas0-pthread
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
   nlohmann-json3-dev zlib1g-dev libstb-dev libssl-dev
   dataset-fashion-mnist
 )
+debian_torch=(libtorch-dev libgloo-dev)
 test_packages=(
+  "${debian_torch[@]}"
   python3-torch python3-numpy  # tests: models, state dicts and arrays written and read by Python
   python3-sklearn  # tests: scoring's precision, recall, F1, ROC-AUC, RMSE, MAE, R² against scikit-learn
+  python3-skorch  # tests: skorch's History.from_file reads history.json
   clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
   openmpi-bin  # tests: workers started by mpirun
   gfortran  # tests: the Fortran session example (examples/embed)
 )
+if [ "$SKEIN_TORCH" = pypi ]; then
+  packages+=(python3-venv)  # the venv that holds PyPI's torch
+else
+  packages+=("${debian_torch[@]}")
+fi
 case "${1:-}" in
   "") packages+=("${test_packages[@]}") ;;
   --example) ;;
@@ -39,3 +51,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+if [ "${1:-}" = --example ]; then skein_torch_install; else skein_torch_install --with-tests; fi

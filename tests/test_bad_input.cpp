@@ -597,8 +597,13 @@ BOOST_AUTO_TEST_CASE(a_pickle_nested_too_deep_is_refused_not_a_stack_overflow) {
 BOOST_AUTO_TEST_CASE(a_tensor_that_claims_more_than_its_storage_holds_is_refused) {
   // Inputs of 16x64 floats over a storage of one float: they held heap bytes.
   hostile_torch("tensors " + tmp.str("over.pt"));
-  expect(train("--plugin tensors:train=" + tmp.str("over.pt")), 1,
-         tmp.str("over.pt") + ": tensor 'inputs' claims 1024 elements of Float at offset 0 but its storage holds 1");
+  // Skein's own check says it (libtorch 1.13), or libtorch 2.x's unpickler
+  // already refuses the tensor; either way one line naming the file, exit 1.
+  const auto over = train("--plugin tensors:train=" + tmp.str("over.pt"));
+  expect(over, 1, tmp.str("over.pt"));
+  BOOST_TEST((contains(over.err, "tensor 'inputs' claims 1024 elements of Float at offset 0 but its storage holds 1") ||
+              contains(over.err, "require a storage of at least 4096 bytes, but storage only has 4 bytes")),
+             over.err);
   // A storage whose pickle claims 1000 floats over a record of 4 bytes.
   hostile_torch("short_record " + tmp.str("short.pt"));
   expect(train("--plugin tensors:train=" + tmp.str("short.pt")), 1,
@@ -609,8 +614,12 @@ BOOST_AUTO_TEST_CASE(a_tensor_that_claims_more_than_its_storage_holds_is_refused
                                            tmp.str("sd.pt")));
   std::string name, reach;
   printed >> name >> reach;
-  expect(train("--set init_from=" + tmp.str("sd.pt")), 2,
-         tmp.str("sd.pt") + ": tensor '" + name + "' claims " + reach + " elements of Float at offset 0 but its storage holds 1");
+  const auto weights = train("--set init_from=" + tmp.str("sd.pt"));
+  expect(weights, 2, tmp.str("sd.pt"));
+  BOOST_TEST((contains(weights.err, "tensor '" + name + "' claims " + reach +
+                                        " elements of Float at offset 0 but its storage holds 1") ||
+              contains(weights.err, "but storage only has 4 bytes")),
+             weights.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_small_pickle_cannot_make_the_reader_allocate_gigabytes) {

@@ -220,8 +220,8 @@ BOOST_AUTO_TEST_CASE(max_restarts_restarts_every_node) {
 
 // Every listening socket of a one-machine run is on loopback: the run's store
 // is a FileStore, Gloo binds 127.0.0.1. (The probe sees listeners: with
-// history 'tcpstore' on one machine, libtorch 1.13's TCPStore server listens
-// on every interface, as the README says.)
+// history 'tcpstore' on one machine, libtorch's TCPStore server (1.13 and 2.x)
+// listens on every interface, as the README says.)
 BOOST_AUTO_TEST_CASE(a_one_machine_run_listens_on_loopback_only) {
   if (!test::private_network_available()) {
     BOOST_WARN_MESSAGE(false, "skipped: needs a private network namespace to see only this run");

@@ -83,7 +83,7 @@ using skein::testing::contains;  // the SDK harness's
 // "skein: warning: " lines).
 bool one_error_line(const CommandResult& r);
 
-// tests/python/interop.py ARGS under Debian's python3 (python3-torch, python3-numpy).
+// tests/python/interop.py ARGS under the Python of the libtorch under test (SKEIN_PYTHON).
 CommandResult interop_py(const std::string& args);
 // `r` exited with `code`, with one error line on stderr holding every part.
 void expect_one_error(const CommandResult& r, int code, const std::vector<std::string>& parts);

@@ -55,7 +55,7 @@ def main(command, out, *args):
             for info, data in records:
                 z.writestr(info, data[:4] if info.filename.endswith("/data/0") else data)
     elif command == "state_dict":
-        state = torch.load(out)
+        state = torch.load(out, weights_only=True)
         name = next(k for k, v in state.items() if v.dim() == 2)
         state[name] = Overreaching(torch.zeros(1).storage(), state[name].shape, state[name].stride())
         torch.save(state, args[0])

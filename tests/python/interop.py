@@ -1,6 +1,8 @@
 """Python side of tests/test_interop.cpp: writes TorchScript modules, state
-dicts and .npy files with Debian's python3-torch / python3-numpy, and checks
-what skein exports. Each subcommand exits 0 on success and 1, with a line on
+dicts and .npy files with the torch and numpy of the libtorch under test
+(Debian's python3-torch 1.13, or PyPI's torch 2.x in its venv), and checks
+what skein exports. Files skein writes for Python load with
+torch.load(..., weights_only=True), PyTorch's default since 2.6. Each subcommand exits 0 on success and 1, with a line on
 stderr, when a check fails."""
 import collections
 import hashlib
@@ -248,7 +250,9 @@ def sklearn_scores():
         "f1_per_class": per(M.f1_score),
         "binary_f1": M.f1_score(binary, (logits > 0).astype("float64"), average="macro"),
         "roc_auc": M.roc_auc_score(binary, logits),
-        "rmse": M.mean_squared_error(truth, guess, squared=False),
+        # Each output's root of its MSE, averaged: what squared=False computed
+        # before scikit-learn 1.6 dropped it.
+        "rmse": float(np.mean(np.sqrt(M.mean_squared_error(truth, guess, multioutput="raw_values")))),
         "mae": M.mean_absolute_error(truth, guess),
         "r2": M.r2_score(truth, guess),
     }
@@ -285,7 +289,7 @@ def main(argv):
                 p.copy_(torch.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) * 0.1)
         torch.save(model.state_dict(), args[1])
     elif command == "init_variants":  # init_variants MODEL.pt SD.pt DIR: the files people warm-start from
-        model, sd, d = torch.jit.load(args[0]), torch.load(args[1]), args[2]
+        model, sd, d = torch.jit.load(args[0]), torch.load(args[1], weights_only=True), args[2]
         model.load_state_dict(sd)
         # PyTorch's tutorial checkpoint; one param group pickles as APPEND.
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -320,17 +324,26 @@ def main(argv):
         close(got, np.load(args[2]), "torch.jit.load(export) vs skein predict")
     elif command == "check_state_dict":  # check_state_dict EXPORTED.pt MODEL.pt INPUTS.npy OUTPUTS.npy
         module = torch.jit.load(args[1])
-        module.load_state_dict(torch.load(args[0]))
+        module.load_state_dict(torch.load(args[0], weights_only=True))
         module.eval()
         with torch.no_grad():
             got = module(torch.from_numpy(np.load(args[2])).float()).numpy()
         close(got, np.load(args[3]), "state_dict export in the Python model vs skein predict")
     elif command == "same_state_dict":  # same_state_dict A.pt B.pt
-        a, b = torch.load(args[0]), torch.load(args[1])
+        a, b = torch.load(args[0], weights_only=True), torch.load(args[1], weights_only=True)
         if sorted(a) != sorted(b):
             fail(f"names differ: {sorted(a)} vs {sorted(b)}")
         for k in a:
             close(a[k].numpy(), b[k].numpy(), k, atol=1e-6)
+    elif command == "skorch_history":  # skorch_history HISTORY.json EPOCHS: skorch reads skein's history
+        from skorch.history import History
+        history = History.from_file(args[0])
+        epochs = int(args[1])
+        if len(history) != epochs or list(history[:, "epoch"]) != list(range(1, epochs + 1)):
+            fail(f"skorch read {len(history)} epochs: {list(history[:, 'epoch'])}")
+        if len(history[-1, "batches"]) == 0 or "train_loss" not in history[-1, "batches"][0]:
+            fail("skorch's history has no batches with train_loss")
+        float(history[-1, "valid_loss"])
     elif command == "npy_equal":  # npy_equal A.npy B.npy
         a, b = np.load(args[0]), np.load(args[1])
         if a.dtype != b.dtype:

@@ -1,0 +1,63 @@
+# Sourced by the scripts: which libtorch to build against, and where its
+# build goes. The one home of that choice.
+#
+#   SKEIN_TORCH=debian   Debian 12's libtorch-dev 1.13 (CPU), tests with Debian's
+#                        python3-torch; build in build/
+#   SKEIN_TORCH=pypi     PyPI's torch 2.x wheel (scripts/torch-pypi.txt), which
+#                        carries libtorch, in a virtual environment outside the
+#                        clone (SKEIN_VENV, default ~/.cache/skein/torch-<version>),
+#                        so later runs and CI reuse it; build in build-pypi/
+#
+# Sets SKEIN_TORCH, SKEIN_BUILD_DIR, SKEIN_VENV and, once skein_torch_env has
+# run, SKEIN_PYTHON (the Python whose torch is the libtorch) and
+# SKEIN_TORCH_PREFIX (for CMAKE_PREFIX_PATH; empty for Debian's, which CMake
+# finds itself).
+SKEIN_TORCH=${SKEIN_TORCH:-debian}
+case "$SKEIN_TORCH" in
+  debian) SKEIN_BUILD_DIR=${SKEIN_BUILD_DIR:-build} ;;
+  pypi) SKEIN_BUILD_DIR=${SKEIN_BUILD_DIR:-build-pypi} ;;
+  *) echo "SKEIN_TORCH must be 'debian' or 'pypi', not '$SKEIN_TORCH'" >&2; exit 2 ;;
+esac
+skein_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+skein_pypi_torch=$(sed -n 's/^torch==//p' "$skein_root/scripts/torch-pypi.txt")
+SKEIN_VENV=${SKEIN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skein/torch-$skein_pypi_torch}
+export SKEIN_TORCH SKEIN_BUILD_DIR SKEIN_VENV
+
+# pypi: creates or completes the venv (`--with-tests`: also
+# scripts/torch-pypi-test.txt). scripts/setup.sh runs it.
+skein_torch_install() {
+  [ "$SKEIN_TORCH" = pypi ] || return 0
+  local want=("$skein_root/scripts/torch-pypi.txt")
+  if [ "${1:-}" = --with-tests ]; then want+=("$skein_root/scripts/torch-pypi-test.txt"); fi
+  if [ ! -x "$SKEIN_VENV/bin/python3" ]; then
+    echo "setup: creating $SKEIN_VENV"
+    mkdir -p "$(dirname "$SKEIN_VENV")"
+    /usr/bin/python3 -m venv "$SKEIN_VENV"
+  fi
+  # What was installed is stamped by the requirement files' digest: a second
+  # run costs no pip at all.
+  local stamp="$SKEIN_VENV/.skein-installed" digest
+  digest=$(cat "${want[@]}" | sha256sum | cut -c1-16)
+  if ! grep -qx "$digest" "$stamp" 2>/dev/null; then
+    local args=()
+    for f in "${want[@]}"; do args+=(-r "$f"); done
+    echo "setup: pip install into $SKEIN_VENV: $(grep -hv '^#' "${want[@]}" | tr '\n' ' ')"
+    "$SKEIN_VENV/bin/python3" -m pip install -q --disable-pip-version-check "${args[@]}"
+    echo "$digest" >>"$stamp"
+  fi
+}
+
+# Sets SKEIN_PYTHON and SKEIN_TORCH_PREFIX.
+skein_torch_env() {
+  if [ "$SKEIN_TORCH" = debian ]; then
+    SKEIN_PYTHON=/usr/bin/python3
+    SKEIN_TORCH_PREFIX=
+  else
+    SKEIN_PYTHON=$SKEIN_VENV/bin/python3
+    if ! SKEIN_TORCH_PREFIX=$("$SKEIN_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null); then
+      echo "no torch in $SKEIN_VENV: run SKEIN_TORCH=pypi scripts/setup.sh first" >&2
+      exit 2
+    fi
+  fi
+  export SKEIN_PYTHON SKEIN_TORCH_PREFIX
+}
