@@ -1,7 +1,8 @@
 // History backend "tcpstore": batch records of all ranks merged every epoch
 // through a c10d TCPStore: the run's own when it has one (several machines,
-// or an external launcher), else one that rank 0 serves. Note: libtorch
-// 1.13's TCPStore server listens on every interface, without authentication.
+// or an external launcher), else one that rank 0 serves. Note: libtorch's
+// TCPStore server (1.13, and 2.x with or without libuv) listens on every
+// interface, without authentication.
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -43,7 +44,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
         "127.0.0.1", skein::tcp_store_options(static_cast<int>(port), true, run.world_size, run.timeout_s));
     if (!run.multi_node)
       skein::warn("history 'tcpstore' serves port " + std::to_string(store->getPort()) +
-                  " on every interface (libtorch 1.13's TCPStore cannot bind loopback only); "
+                  " on every interface (libtorch's TCPStore cannot bind loopback only); "
                   "history 'filestore' opens no port on one machine");
     if (run.world_size > 1) skein::store_set(*args.store->store, port_key, std::to_string(store->getPort()));
     return store;

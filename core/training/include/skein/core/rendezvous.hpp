@@ -45,7 +45,7 @@ class SKEIN_EXPORT Rendezvous {
  public:
   // A FileStore at `path` shared by `users` processes (the launcher included).
   static std::unique_ptr<Rendezvous> file_store(const std::string& path, int users, double timeout_s);
-  // A TCPStore server on `port` (0: any free port; libtorch 1.13 binds every interface).
+  // A TCPStore server on `port` (0: any free port; libtorch's TCPStore binds every interface).
   static std::unique_ptr<Rendezvous> tcp_server(int port, int world_size, double timeout_s);
   // A client of a TCPStore served elsewhere (other nodes' launchers).
   static std::unique_ptr<Rendezvous> tcp_client(const std::string& host, int port, int world_size,
