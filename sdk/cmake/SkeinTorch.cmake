@@ -64,3 +64,10 @@ macro(skein_find_torch)
   endif()
   message(STATUS "Skein: libtorch ${SKEIN_TORCH_VERSION} (${TORCH_INSTALL_PREFIX}), C++${SKEIN_CXX_STANDARD}, CUDA ${SKEIN_TORCH_CUDA}")
 endmacro()
+
+# skein_torch_minor(<out> <version>): "2.15" of "2.15.0+cu132", for comparing
+# a libtorch, a Python torch and the libtorch a Skein was built with.
+function(skein_torch_minor out version)
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+" minor "${version}")
+  set(${out} "${minor}" PARENT_SCOPE)
+endfunction()
