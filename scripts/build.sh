@@ -22,6 +22,6 @@ case "${1:-}" in
   *) echo "usage: scripts/build.sh [--example]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$SKEIN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON -DSKEIN_PCH=OFF \
+  -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON \
   -DCMAKE_PREFIX_PATH="$SKEIN_TORCH_PREFIX" -DSKEIN_PYTHON="$SKEIN_PYTHON"
 cmake --build "$SKEIN_BUILD_DIR" -j "${SKEIN_JOBS:-2}" --target "$target"

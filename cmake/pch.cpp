@@ -1,1 +1,0 @@
-// Anchor for the shared precompiled header (see CMakeLists.txt).

@@ -1,0 +1,1 @@
+// The source of the tests' precompiled header target (tests/CMakeLists.txt).
