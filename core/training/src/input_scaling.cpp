@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numeric>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace skein::core {
 

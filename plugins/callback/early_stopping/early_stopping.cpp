@@ -2,7 +2,8 @@
 // improved for `patience` epochs. Decided from the (synced) history; the
 // trainer agrees on the stop through a collective, so every rank stops at
 // the same epoch. NaN never counts as an improvement.
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "skein/callback.hpp"
 #include "skein/kit/monitor.hpp"

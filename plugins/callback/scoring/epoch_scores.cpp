@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace skein_scoring {
 

@@ -9,7 +9,8 @@
 #include <map>
 
 #include <c10/util/StringUtil.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "epoch_scores.hpp"
 #include "skein/callback.hpp"

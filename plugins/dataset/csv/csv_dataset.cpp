@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include <boost/filesystem.hpp>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "csv_table.hpp"
 #include "skein/kit/atomic_file.hpp"

@@ -7,7 +7,7 @@
 #include <future>
 
 #include <boost/filesystem.hpp>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "idx_file.hpp"
 #include "skein/dataset.hpp"

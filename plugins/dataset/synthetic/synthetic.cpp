@@ -3,7 +3,7 @@
 // With task "regression" the target of a sample is a fixed random linear
 // function of its inputs plus noise: float targets [N], one model output.
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "skein/dataset.hpp"
 #include "skein/kit/nn_helpers.hpp"
