@@ -184,7 +184,7 @@ struct Session::Impl {
     open_epoch();
     Batch batch{x, y};
     batch.index = train ? train_index++ : eval_index++;
-    Trainer::EvalSums unused;
+    EvalSums unused;
     fitted(call, [&] { train ? trainer->train_batch(batch) : trainer->eval_batch(batch, true, unused); });
     return result_of(batch);
   }

@@ -1,0 +1,37 @@
+#pragma once
+// Resuming from a checkpoint (checkpoint_writer.cpp says what one holds):
+// the model, optimizer, random generator, wrapper state, history and callback
+// states restored into a run's parts, each file checked to fit this run.
+#include <optional>
+#include <string>
+
+#include "skein/core/config.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/detail/json.hpp"
+#include "skein/history.hpp"
+#include "skein/run.hpp"
+#include "skein/training/run_parts.hpp"
+
+namespace skein::core {
+
+// The epoch a checkpoint written inside an epoch left open, as it was then
+// (on_epoch_begin had run: its effects are in the callbacks' states).
+struct OpenEpoch {
+  long next_batch = 0;
+  nlohmann::json record;  // the epoch's values so far
+  std::string batches;    // BatchLog::to_bytes of this rank's records
+  double seconds = 0;     // time spent in it
+};
+
+struct Restored {
+  long epoch = 0;                 // the last complete epoch
+  std::optional<OpenEpoch> open;  // a checkpoint written inside the next one
+};
+
+// Restores checkpoint `dir` into `parts` and `history`; a checkpoint that
+// does not fit (another world size, model, batching) is a ConfigError naming
+// the checkpoint and the file. Not a collective: every rank reads its part.
+SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
+                                         const RunConfig& config, const RunInfo& run);
+
+}  // namespace skein::core

@@ -1,0 +1,77 @@
+#pragma once
+// Writing checkpoints (the format: checkpoint_writer.cpp's head): the files
+// every rank contributes to, gathered on rank 0 through the run's store, a
+// directory written beside its place and renamed into it; and the
+// checkpoints callbacks ask for, written together once all ranks agree.
+#include <string>
+#include <vector>
+
+#include "skein/core/config.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/history.hpp"
+#include "skein/run.hpp"
+#include "skein/run_store.hpp"
+#include "skein/training/run_parts.hpp"
+
+namespace skein::core {
+
+// Where the run is when a checkpoint is written.
+struct EpochPosition {
+  long epoch = 0;         // the last epoch begun
+  bool open = false;      // inside it (begun, not ended)
+  long next_batch = 0;    // inside it: its next train batch
+  double seconds = 0;     // inside it: time spent in it so far
+};
+
+// What a checkpoint holds: everything to resume, or only the model (final).
+struct CheckpointParts {
+  bool model_only = false;  // model files and trainer.json, rank 0 alone
+  long epoch = -1;          // the epoch it is recorded as; -1: the current one
+};
+
+class SKEIN_EXPORT CheckpointWriter {
+ public:
+  CheckpointWriter(RunParts& parts, const History& history, const RunConfig& config, const RunInfo& run,
+                   const RunStore* store)
+      : parts_(parts), history_(history), config_(config), run_(run), store_(store) {}
+
+  // <run_dir>/checkpoints, where callbacks' checkpoints go.
+  std::string root() const;
+  // Writes root_dir/name. A collective unless parts.model_only: every rank
+  // takes part, rank 0 writes.
+  void write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
+             const CheckpointParts& parts = {});
+
+  // A checkpoint a callback asks for (TrainContext::request_checkpoint); a
+  // name that is not one directory name is a ConfigError.
+  void request(const std::string& name, const std::vector<std::string>& remove_after);
+  bool requested() const { return !requests_.empty(); }
+  // Writes the requested checkpoints under root() (the first written, the
+  // others hard links to it), removes what they replace, and waits for every
+  // rank. A collective: ranks that asked for different ones fail here.
+  void write_requested(const EpochPosition& at);
+
+ private:
+  struct Request {
+    std::string name;
+    std::vector<std::string> remove_after;
+  };
+  void check_ranks_agree(long epoch) const;
+  // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
+  std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
+                                          std::string mine) const;
+  nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
+  nlohmann::json open_epoch_part(const EpochPosition& at) const;
+  // The same state under another name: hard links to the files of `from`
+  // (never modified once written), renamed into place. Rank 0 only.
+  void link(const std::string& from, const std::string& name);
+
+  RunParts& parts_;
+  const History& history_;
+  const RunConfig& config_;
+  const RunInfo& run_;
+  const RunStore* store_;
+  std::vector<Request> requests_;
+};
+
+}  // namespace skein::core

@@ -1,0 +1,45 @@
+#pragma once
+// An evaluation's sums on one rank, and their reduction over every rank to
+// the split's loss, accuracy, the loss's values and (the test split of a
+// classification loss) the confusion matrix.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "skein/context.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/parallel.hpp"
+
+namespace skein::core {
+
+// Loss and accuracy summed over every rank's share of a split.
+struct EvalResult {
+  double loss = 0;
+  std::optional<double> accuracy;  // classification losses, or a loss that records "acc"
+  std::int64_t samples = 0;
+  // The loss's other recorded values (Loss::metrics), sample-weighted means.
+  std::map<std::string, double> metrics;
+  // Classification losses, unrecorded passes (the test split): samples by
+  // [true class][predicted class], over all ranks.
+  std::vector<std::vector<std::int64_t>> confusion;
+};
+
+// loss * samples, correct, samples of this rank's evaluation batches.
+struct EvalSums {
+  std::vector<double> values{0.0, 0.0, 0.0};
+  std::map<std::string, double> metrics;  // name -> sum of value * batch size (unrecorded passes)
+  torch::Tensor confusion;                 // int64 [C, C] (unrecorded passes, classification)
+  bool unrecorded = false;                 // the test split: no valid_* records
+  long batches = 0;
+};
+
+// Adds the (true class, predicted class) counts of a classification batch.
+SKEIN_EXPORT void add_confusion(EvalSums& sums, const Batch& batch);
+// Sums over every rank as a result: a collective, every rank calls it.
+SKEIN_EXPORT EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification);
+
+}  // namespace skein::core

@@ -1,0 +1,28 @@
+#pragma once
+// What a training or evaluation step works with (the engine's parts, by reference).
+#include <torch/optim/optimizer.h>
+
+#include "skein/context.hpp"
+#include "skein/history.hpp"
+#include "skein/loss.hpp"
+#include "skein/model.hpp"
+#include "skein/parallel.hpp"
+#include "skein/training/batch_records.hpp"
+#include "skein/training/callback_list.hpp"
+#include "skein/training/forward_pass.hpp"
+
+namespace skein::core {
+
+struct StepParts {
+  ForwardPass& forward;
+  Model& model;
+  torch::optim::Optimizer& optimizer;
+  Parallel& parallel;
+  const Loss& loss;
+  History& history;      // batch records open a row of its batch log
+  BatchRecords& records;
+  const CallbackList& callbacks;
+  TrainContext& context;  // what the callbacks' hooks get
+};
+
+}  // namespace skein::core

@@ -1,0 +1,155 @@
+#include "skein/training/checkpoint_restore.hpp"
+
+#include <fstream>
+#include <functional>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <boost/filesystem.hpp>
+#include <torch/serialize.h>
+#include <torch/utils.h>
+
+#include "skein/core/checkpoint_meta.hpp"
+#include "skein/core/script_pin.hpp"
+#include "skein/errors.hpp"
+#include "skein/kit/input_file.hpp"
+#include "skein/training/tensor_bytes.hpp"
+#include "skein/training/training_data.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace skein::core {
+
+namespace {
+
+// Runs `load`, naming `file` of the checkpoint when it fails.
+void load_part(const std::string& where, const char* file, const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(where + "/" + file + " does not fit this run: " + first_line(e.what()));
+  }
+}
+
+// torch::load gives a parameter the checkpoint's shape, whatever the model's:
+// a model of another shape must be refused, not reshaped.
+void restore_model(std::shared_ptr<Model>& model, const std::string& file) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+  for (const auto& p : model->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
+  for (const auto& b : model->named_buffers()) shapes.emplace_back(b.key(), b.value().sizes().vec());
+  std::ifstream model_in(file, std::ios::binary);
+  torch::load(model, model_in);
+  auto loaded = model->named_parameters();
+  auto buffers = model->named_buffers();
+  for (const auto& [name, shape] : shapes) {
+    const torch::Tensor* t = loaded.find(name);
+    if (!t) t = buffers.find(name);
+    if (t && t->sizes().vec() != shape)
+      throw std::runtime_error("'" + name + "' has shape " + c10::str(t->sizes()) + " there and " +
+                               c10::str(c10::IntArrayRef(shape)) + " in this model");
+  }
+}
+
+void restore_optimizer(torch::optim::Optimizer& optimizer, const std::string& file, const std::vector<double>& lrs) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(file);
+  optimizer.load(archive);
+  auto& groups = optimizer.param_groups();
+  if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
+  for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
+}
+
+// This rank's entry of a file that holds one tensor per rank.
+torch::Tensor rank_entry(const std::string& file, const RunInfo& run, const char* what) {
+  std::vector<torch::Tensor> all;
+  torch::load(all, file);
+  if (static_cast<int>(all.size()) != run.world_size)
+    throw std::runtime_error(std::string("it holds the ") + what + " of another number of ranks");
+  return all[static_cast<std::size_t>(run.rank)];
+}
+
+void restore_rng(const std::string& file, const RunInfo& run) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
+  generator.set_state(rank_entry(file, run, "states"));
+}
+
+// Rank r's bytes go back to rank r's wrapper. A checkpoint without the file
+// (a wrapper that kept no state then) leaves the wrapper's fresh state.
+void restore_parallel_state(Parallel& parallel, const std::string& file, const RunInfo& run) {
+  auto* stateful = dynamic_cast<ParallelState*>(&parallel);
+  if (!stateful || !fs::exists(file)) return;
+  const torch::Tensor mine = rank_entry(file, run, "states");
+  if (mine.scalar_type() != torch::kUInt8 || mine.dim() != 1) throw std::runtime_error("it is not a list of byte tensors");
+  stateful->load_state(bytes_of(mine));
+}
+
+// A checkpoint written inside an epoch continues at the same sample only
+// when the epoch is cut into the same batches.
+OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir, const RunParts& parts,
+                             const RunConfig& config, const RunInfo& run) {
+  const std::string where = "checkpoint " + dir;
+  if (!parts.data) return {};  // a session fed by its program: it refuses the checkpoint (resumes_mid_epoch)
+  const CheckpointMeta::OpenEpoch& o = *meta.open_epoch;
+  auto differs = [&](const char* what, long long then, long long now) {
+    if (then != now)
+      throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " with " + what +
+                        " " + std::to_string(then) + "; this run has " + std::to_string(now) +
+                        " (continuing inside an epoch needs the same batches; remove " + dir +
+                        " to resume from the newest checkpoint before it)");
+  };
+  const std::int64_t samples = parts.splits.train.size();
+  differs("training samples", o.train_samples, samples);
+  differs("batch_size", o.batch_size, config.batch_size);
+  differs("accumulate_steps", o.accumulate_steps, config.accumulate_steps);
+  const long batches_per_epoch = train_batches_per_epoch(samples, run.world_size, config.batch_size);
+  if (o.next_batch > batches_per_epoch)
+    throw ConfigError(where + ": bad trainer.json: next_batch " + std::to_string(o.next_batch) + " of an epoch of " +
+                      std::to_string(batches_per_epoch) + " batches");
+  OpenEpoch open;
+  open.next_batch = o.next_batch;
+  load_part(where, checkpoint_files::kOpenEpochParts, [&] {
+    const auto text = read_whole_file(dir + "/" + checkpoint_files::kOpenEpochParts);
+    if (!text) throw std::runtime_error(where + ": cannot read " + checkpoint_files::kOpenEpochParts);
+    OpenEpochRank mine = parse_open_epoch_rank(*text, run.rank, where);
+    open.record = std::move(mine.record);
+    open.seconds = mine.seconds;
+    parts.callbacks.restore(mine.callbacks, where);
+  });
+  load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
+    open.batches = bytes_of(rank_entry(dir + "/" + checkpoint_files::kOpenEpochBatches, run, "records"));
+    BatchLog::from_bytes(open.batches);  // throws now, not when the epoch reopens
+  });
+  return open;
+}
+
+}  // namespace
+
+Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,
+                            const RunInfo& run) {
+  const std::string where = "checkpoint " + dir;
+  const CheckpointMeta meta = read_checked_checkpoint(dir);
+  if (meta.world_size != run.world_size)
+    throw ConfigError(where + " was written by " + std::to_string(meta.world_size) + " ranks; this run has " +
+                      std::to_string(run.world_size) + " (resume with the same number of processes)");
+  check_script_unchanged(*parts.model, meta, where);
+  torch::NoGradGuard no_grad;
+  auto file = [&](const char* name) { return dir + "/" + name; };
+  load_part(where, checkpoint_files::kModel, [&] { restore_model(parts.model, file(checkpoint_files::kModel)); });
+  load_part(where, checkpoint_files::kOptimizer,
+            [&] { restore_optimizer(*parts.optimizer, file(checkpoint_files::kOptimizer), meta.lr); });
+  load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });
+  load_part(where, checkpoint_files::kParallel,
+            [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
+  load_part(where, checkpoint_files::kHistory, [&] { history = History::load(file(checkpoint_files::kHistory)); });
+  Restored restored;
+  restored.epoch = meta.epoch;
+  if (meta.open_epoch) {
+    restored.open = restore_open_epoch(meta, dir, parts, config, run);  // with this rank's callback states
+  } else {
+    parts.callbacks.restore(meta.callbacks, where);
+  }
+  return restored;
+}
+
+}  // namespace skein::core

@@ -1,0 +1,294 @@
+// Checkpoints: how the engine writes them (checkpoint_restore.cpp reads them).
+//
+// A checkpoint is a directory:
+//   model.pt              torch::save of the model (parameters and buffers by name)
+//   model_state_dict.pt   the same as a plain dict {name: tensor}, which Python's
+//                         torch.load(..., weights_only=True) reads as a state dict
+//   optimizer.pt          the optimizer's state (momentum buffers, steps, lr)
+//   history.json          the history up to and including the epoch
+//   rng.pt                every rank's CPU generator state, by rank
+//   parallel.pt           every rank's parallel-wrapper state, by rank (only
+//                         for a wrapper that keeps one: ddp's PowerSGD)
+//   open_epoch.json       only in a checkpoint written inside an epoch: each
+//                         rank's values of the open epoch so far, callback
+//                         states (a scoring callback's sums) and elapsed time
+//   open_epoch.pt         ... and each rank's batch records (BatchLog bytes)
+//   trainer.json          format, epoch, world size, seed, learning rates, each
+//                         callback's state, a TorchScript model's file and its
+//                         SHA-256; inside an epoch "open_epoch" (the next
+//                         batch, the batching); written last
+// It is written into a temporary directory beside its final place, every
+// file fsynced, then renamed into place (a directory renamed as a whole).
+// checkpoints/final, the model a run ended with, holds only model.pt,
+// model_state_dict.pt and trainer.json ("model_only": true).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <sstream>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <boost/filesystem.hpp>
+#include <torch/serialize.h>
+
+#include "skein/core/checkpoint_dir.hpp"
+#include "skein/core/checkpoint_meta.hpp"
+#include "skein/core/digest.hpp"
+#include "skein/core/fault_point.hpp"
+#include "skein/core/script_pin.hpp"
+#include "skein/core/state_dict_io.hpp"
+#include "skein/core/store_keys.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/errors.hpp"
+#include "skein/kit/atomic_file.hpp"
+#include "skein/kit/store.hpp"
+#include "skein/training/checkpoint_writer.hpp"
+#include "skein/training/tensor_bytes.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace skein::core {
+
+namespace {
+
+// torch::save writes some names (a submodule called like a TorchScript
+// keyword, say) that torch::load then cannot parse: found now, not at resume.
+void check_readable(const std::string& bytes, const char* file, const std::string& checkpoint) {
+  std::istringstream in(bytes);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(in);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint '" + checkpoint + "': " + file +
+                             " was written but cannot be read back, so it would not resume (a parameter, "
+                             "buffer or submodule name torch cannot store, such as a TorchScript keyword?): " +
+                             first_line(e.what()));
+  }
+}
+
+// One step of writing a checkpoint (a file written, a directory synced, a
+// rename, a link): where the crash tests kill the process.
+void checkpoint_step() { skein_fault_point("checkpoint.step", 0); }
+
+// Renames the complete directory `tmp` to root/name, replacing a checkpoint of
+// that name (e.g. "best") as a whole.
+void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::string& name) {
+  const fs::path final_dir = root / name;
+  const fs::path old = root / (".old-" + name + "-" + std::to_string(::getpid()));
+  if (fs::exists(final_dir)) {
+    fs::rename(final_dir, old);
+    checkpoint_step();
+  }
+  fs::rename(tmp, final_dir);
+  checkpoint_step();
+  fsync_path(root.string(), O_RDONLY | O_DIRECTORY);
+  fs::remove_all(old);
+  checkpoint_step();
+}
+
+// A checkpoint is one directory right under root(); names starting with '.'
+// are skein's own (half-written .tmp-*, replaced .old-*).
+void check_checkpoint_name(const std::string& name, const char* what) {
+  if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos || name.find('\0') != std::string::npos)
+    throw ConfigError(std::string(what) + " '" + name +
+                      "' is not a checkpoint name (one directory name, not starting with '.', no '/')");
+}
+
+template <class Save>
+std::string serialized(const Save& save) {
+  std::ostringstream out;
+  save(out);
+  return out.str();
+}
+
+}  // namespace
+
+std::string CheckpointWriter::root() const { return run_files::path(run_.run_dir, run_files::kCheckpoints); }
+
+std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& name, long epoch,
+                                                          const std::string& part, std::string mine) const {
+  if (run_.world_size == 1) return {std::move(mine)};
+  auto key = [&](int rank) { return store_key::checkpoint_part(run_.run_id, name, epoch, part, rank); };
+  store_set(*store_->store, key(run_.rank), mine);
+  if (!run_.is_main()) return {};
+  std::vector<std::string> all;
+  for (int r = 0; r < run_.world_size; ++r) {
+    all.push_back(r == 0 ? std::move(mine) : store_get(*store_->store, key(r)));
+    if (r > 0) store_->store->deleteKey(key(r));
+  }
+  store_->store->deleteKey(key(0));
+  return all;
+}
+
+// trainer.json: what the tensors files do not say, and their checksums.
+nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const EpochPosition& at) const {
+  // libtorch's optimizer archive does not bring back a changed learning rate.
+  nlohmann::json lrs = nlohmann::json::array();
+  for (auto& group : parts_.optimizer->param_groups()) lrs.push_back(group.options().get_lr());
+  const DataInfo& info = parts_.data_info;
+  nlohmann::json meta = {{"format", kCheckpointFormat},
+                         {"epoch", at.epoch},
+                         {"lr", lrs},
+                         {"world_size", run_.world_size},
+                         {"seed", config_.seed},
+                         {"model", config_.model.record->name},
+                         {"data_info", {{"input_shape", info.input_shape}, {"num_classes", info.num_classes}}},
+                         {"callbacks", parts_.callbacks.states()},
+                         {"files", checksums}};
+  if (auto script = script_pin(*parts_.model); !script.is_null()) meta["script"] = script;
+  if (parts_.splits.scaling.active()) meta["input_scaling"] = parts_.splits.scaling.to_json();
+  if (at.open) {
+    meta["epoch"] = at.epoch - 1;
+    meta["open_epoch"] = {{"epoch", at.epoch},
+                          {"next_batch", at.next_batch},
+                          {"train_samples", parts_.splits.train.size()},
+                          {"batch_size", config_.batch_size},
+                          {"accumulate_steps", config_.accumulate_steps}};
+  }
+  return meta;
+}
+
+// Mid-epoch checkpoints: this rank's part of the open epoch (open_epoch.json).
+nlohmann::json CheckpointWriter::open_epoch_part(const EpochPosition& at) const {
+  nlohmann::json record = history_.last();
+  record.erase(history_key::kBatches);
+  return {{"record", record}, {"callbacks", parts_.callbacks.states()}, {"seconds", at.seconds}};
+}
+
+void CheckpointWriter::write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
+                             const CheckpointParts& parts) {
+  // Collectives: every rank takes part. A resumed run continues each rank's
+  // random stream, and the wrapper's state (e.g. PowerSGD's error feedback).
+  std::vector<torch::Tensor> rng_states;
+  if (!parts.model_only)
+    for (const auto& bytes :
+         gather_on_main(name, at.epoch, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
+      rng_states.push_back(tensor_of(bytes));
+  // Inside an epoch: every rank's records and callback states of the epoch so far.
+  const bool open = at.open && !parts.model_only;
+  std::vector<torch::Tensor> open_batches;
+  nlohmann::json open_ranks = nlohmann::json::array();
+  if (open) {
+    for (const auto& bytes : gather_on_main(name, at.epoch, "open_batches", history_.batches().to_bytes()))
+      open_batches.push_back(tensor_of(bytes));
+    for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump()))
+      open_ranks.push_back(nlohmann::json::parse(text));
+  }
+  std::vector<torch::Tensor> parallel_states;
+  auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
+  if (stateful) {
+    bool any = false;
+    for (const auto& bytes : gather_on_main(name, at.epoch, "parallel", stateful->state())) {
+      parallel_states.push_back(tensor_of(bytes));
+      any = any || !bytes.empty();
+    }
+    if (!any) parallel_states.clear();
+  }
+  if (!run_.is_main()) return;
+
+  const fs::path root_path(root_dir);
+  fs::create_directories(root_path);
+  if (root_dir == root())
+    run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
+  const fs::path tmp = root_path / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  nlohmann::json checksums = nlohmann::json::object();  // verified on resume
+  auto put = [&](const char* file, const std::string& bytes) {
+    write_file_atomic((tmp / file).string(), bytes);
+    checksums[file] = crc64_hex(bytes);
+    checkpoint_step();
+  };
+  const std::string model_bytes = serialized([&](std::ostream& out) { torch::save(parts_.model, out); });
+  check_readable(model_bytes, checkpoint_files::kModel, name);
+  put(checkpoint_files::kModel, model_bytes);
+  put(checkpoint_files::kStateDict, state_dict_bytes(*parts_.model));
+  skein_fault_point("checkpoint.halfway", at.epoch);
+  if (!parts.model_only) {
+    put(checkpoint_files::kOptimizer, serialized([&](std::ostream& out) {
+          torch::serialize::OutputArchive archive;
+          parts_.optimizer->save(archive);
+          archive.save_to(out);
+        }));
+    if (open) {
+      nlohmann::json complete = history_.epochs();
+      complete.erase(complete.size() - 1);
+      put(checkpoint_files::kHistory, History::from_json(complete).dump() + "\n");
+      put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
+      put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
+    } else {
+      put(checkpoint_files::kHistory, history_.dump() + "\n");
+    }
+    put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+    if (!parallel_states.empty())
+      put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
+  }
+  nlohmann::json meta_json = meta(checksums, at);
+  if (parts.epoch >= 0) meta_json["epoch"] = parts.epoch;
+  if (parts.model_only) meta_json["model_only"] = true;
+  put(checkpoint_files::kMeta, encode_nonfinite(meta_json).dump(2) + "\n");  // last: marks it complete
+  fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
+  checkpoint_step();
+
+  install_checkpoint(root_path, tmp, name);
+}
+
+void CheckpointWriter::link(const std::string& from, const std::string& name) {
+  const fs::path root_path(root());
+  run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);
+  const fs::path tmp = root_path / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  for (fs::directory_iterator it(root_path / from), end; it != end; ++it) {
+    fs::create_hard_link(it->path(), tmp / it->path().filename());
+    checkpoint_step();
+  }
+  fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
+  install_checkpoint(root_path, tmp, name);
+}
+
+void CheckpointWriter::request(const std::string& name, const std::vector<std::string>& remove_after) {
+  check_checkpoint_name(name, "request_checkpoint: checkpoint");
+  for (const auto& old : remove_after) check_checkpoint_name(old, "request_checkpoint: remove_after");
+  requests_.push_back({name, remove_after});
+}
+
+// Writing is a collective: every rank must ask for the same checkpoints
+// (they do when they decide from a synced history).
+void CheckpointWriter::check_ranks_agree(long epoch) const {
+  if (run_.world_size == 1) return;
+  std::string names;
+  for (const auto& r : requests_) names += r.name + ";";
+  std::vector<double> h{static_cast<double>(std::hash<std::string>{}(names) % 1000003)};
+  std::vector<double> h_max = h;
+  parts_.parallel->all_reduce_sum(h);
+  parts_.parallel->all_reduce_max(h_max);
+  if (h[0] != h_max[0] * run_.world_size)
+    throw std::runtime_error("ranks asked for different checkpoints at epoch " + std::to_string(epoch) + " (rank " +
+                             std::to_string(run_.rank) + ": '" + names +
+                             "'); decide them from a synced history (tcpstore or filestore)");
+}
+
+void CheckpointWriter::write_requested(const EpochPosition& at) {
+  check_ranks_agree(at.epoch);
+  std::string written;  // the first checkpoint of this epoch: later ones link its files
+  for (const auto& request : requests_) {
+    if (written.empty()) {
+      write(root(), request.name, at);
+      written = request.name;
+    } else if (run_.is_main()) {
+      link(written, request.name);
+    }
+    if (run_.is_main()) {
+      for (const auto& old : request.remove_after) {
+        boost::system::error_code ec;
+        fs::remove_all(root() + "/" + old, ec);
+      }
+    }
+  }
+  if (!requests_.empty()) parts_.parallel->barrier();
+  requests_.clear();
+}
+
+}  // namespace skein::core

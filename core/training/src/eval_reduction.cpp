@@ -1,0 +1,75 @@
+#include "skein/training/eval_reduction.hpp"
+
+#include <algorithm>
+
+#include "skein/kit/losses.hpp"
+
+namespace skein::core {
+
+void add_confusion(EvalSums& sums, const Batch& batch) {
+  const std::int64_t classes = batch.outputs.size(1);
+  const auto pairs = class_ids_of(batch.targets).to(torch::kInt64) * classes + batch.outputs.argmax(1);
+  const auto counts = torch::bincount(pairs, {}, classes * classes).reshape({-1, classes});
+  if (!sums.confusion.defined()) {
+    sums.confusion = counts;
+  } else if (counts.size(0) == sums.confusion.size(0)) {
+    sums.confusion += counts;
+  }
+}
+
+namespace {
+
+// The confusion counts of all ranks (a collective: every rank calls it).
+std::vector<std::vector<std::int64_t>> reduce_confusion(const torch::Tensor& local, Parallel& parallel) {
+  std::vector<double> size{local.defined() ? static_cast<double>(local.size(0)) : 0.0};
+  parallel.all_reduce_max(size);
+  const auto classes = static_cast<std::int64_t>(size[0]);
+  std::vector<double> flat(static_cast<std::size_t>(classes * classes), 0.0);
+  if (local.defined() && local.size(0) == classes) {
+    const auto d = local.to(torch::kFloat64).contiguous();
+    std::copy(d.data_ptr<double>(), d.data_ptr<double>() + d.numel(), flat.begin());
+  }
+  parallel.all_reduce_sum(flat);
+  std::vector<std::vector<std::int64_t>> matrix(static_cast<std::size_t>(classes));
+  for (std::int64_t t = 0; t < classes; ++t)
+    for (std::int64_t p = 0; p < classes; ++p)
+      matrix[static_cast<std::size_t>(t)].push_back(
+          static_cast<std::int64_t>(flat[static_cast<std::size_t>(t * classes + p)]));
+  return matrix;
+}
+
+}  // namespace
+
+EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification) {
+  auto& values = sums.values;
+  // The loss's values are summed over ranks by name: only when every rank
+  // evaluated a batch, so that all hold the same names (a collective either way).
+  values.push_back(sums.batches == 0 ? 1.0 : 0.0);
+  parallel.all_reduce_sum(values);
+  const bool every_rank_has_metrics = values.back() == 0.0;
+  values.pop_back();
+  EvalResult r;
+  r.samples = static_cast<std::int64_t>(values[2]);
+  if (r.samples > 0) {
+    r.loss = values[0] / values[2];
+    if (classification) r.accuracy = values[1] / values[2];
+  }
+  if (every_rank_has_metrics && !sums.metrics.empty() && r.samples > 0) {
+    std::vector<double> metric_sums;
+    for (const auto& [name, sum] : sums.metrics) metric_sums.push_back(sum);
+    parallel.all_reduce_sum(metric_sums);
+    std::size_t i = 0;
+    for (const auto& [name, sum] : sums.metrics) {
+      const double mean = metric_sums[i++] / values[2];
+      if (name == "acc") {
+        if (!r.accuracy) r.accuracy = mean;  // bce_with_logits: accuracy from the loss's own count
+      } else {
+        r.metrics[name] = mean;
+      }
+    }
+  }
+  if (sums.unrecorded && classification) r.confusion = reduce_confusion(sums.confusion, parallel);
+  return r;
+}
+
+}  // namespace skein::core

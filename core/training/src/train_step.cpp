@@ -1,0 +1,33 @@
+#include "skein/training/train_step.hpp"
+
+#include <algorithm>
+
+namespace skein::core {
+
+void TrainStep::run(Batch& batch, long batches_per_epoch) {
+  // Micro-batches of one optimizer step: [group_start, group_start + group);
+  // the epoch's last group is shorter when the batch count is known.
+  const long index = batch.index;
+  const long group_start = index - index % accumulate_;
+  const long group = batches_per_epoch > 0 ? std::min(accumulate_, batches_per_epoch - group_start) : accumulate_;
+  const bool step_now = index + 1 >= group_start + group;
+  batch.optimizer_step = step_now;
+  batch.training = true;
+  if (!p_.model.is_training()) p_.model.train();  // after an evaluation batch
+  p_.history.batches().new_row();  // callbacks may add their own values to this batch's record
+  p_.callbacks.each("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(p_.context, batch); });
+
+  if (index == group_start) p_.optimizer.zero_grad();
+  batch.loss = p_.forward.loss_of(batch);
+  p_.parallel.set_gradient_sync(step_now);
+  (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
+  if (step_now) p_.parallel.finish_gradients();
+  p_.callbacks.each("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(p_.context, batch); });
+  if (step_now) p_.optimizer.step();
+
+  p_.records.train(batch.loss.item<double>(), static_cast<double>(batch.inputs.size(0)));
+  p_.records.loss_metrics(p_.loss, batch, "train");
+  p_.callbacks.each("on_batch_end", [&](Callback& cb) { cb.on_batch_end(p_.context, batch); });
+}
+
+}  // namespace skein::core

@@ -1,0 +1,52 @@
+#include <boost/test/unit_test.hpp>
+
+#include "engine_fixture.hpp"
+#include "skein/training/batch_records.hpp"
+
+using engine_test::logged;
+
+BOOST_FIXTURE_TEST_SUITE(batch_records, engine_test::Engine)
+
+BOOST_AUTO_TEST_CASE(records_train_and_valid_values_under_their_keys) {
+  history.new_epoch();
+  auto& log = history.batches();
+  log.new_row();
+  records.train(0.5, 8);
+  log.new_row();
+  const double acc = 0.75;
+  records.valid(0.25, &acc, 4);
+  log.new_row();
+  records.valid(0.125, nullptr, 2);  // not a classification loss: no valid_acc
+  BOOST_TEST(logged(log, "train_loss") == (std::vector<double>{0.5}));
+  BOOST_TEST(logged(log, "train_batch_size") == (std::vector<double>{8}));
+  BOOST_TEST(logged(log, "valid_loss") == (std::vector<double>{0.25, 0.125}));
+  BOOST_TEST(logged(log, "valid_acc") == (std::vector<double>{0.75}));
+}
+
+BOOST_AUTO_TEST_CASE(the_losss_own_values_get_the_phase_as_prefix) {
+  struct WithMetric : skein::Loss {
+    torch::Tensor compute(const torch::Tensor& o, const torch::Tensor&) override { return o.sum(); }
+    std::vector<skein::LossMetric> metrics(const torch::Tensor&, const torch::Tensor&) const override {
+      return {{"mae", 2.0}};
+    }
+  } loss;
+  history.new_epoch();
+  auto b = batch(2);
+  b.outputs = torch::zeros({2, 3});
+  history.batches().new_row();
+  records.loss_metrics(loss, b, "train");
+  records.loss_metrics(loss, b, "valid");
+  BOOST_TEST(logged(history.batches(), "train_mae") == (std::vector<double>{2.0}));
+  BOOST_TEST(logged(history.batches(), "valid_mae") == (std::vector<double>{2.0}));
+}
+
+BOOST_AUTO_TEST_CASE(keys_are_interned_again_for_a_replaced_history) {
+  history = skein::History::from_json(nlohmann::json::array());
+  records.intern();
+  history.new_epoch();
+  history.batches().new_row();
+  records.train(1.0, 2);
+  BOOST_TEST(logged(history.batches(), "train_loss") == (std::vector<double>{1.0}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

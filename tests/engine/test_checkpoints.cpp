@@ -1,0 +1,132 @@
+// checkpoint_writer and checkpoint_restore: what one writes the other reads.
+#include <sys/stat.h>
+
+#include <thread>
+
+#include <boost/filesystem.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "engine_fixture.hpp"
+#include "skein/core/config.hpp"
+#include "skein/core/plugin_registry.hpp"
+#include "skein/errors.hpp"
+#include "skein/training/checkpoint_restore.hpp"
+#include "skein/training/checkpoint_writer.hpp"
+#include "skein/training/train_step.hpp"
+
+using skein::core::CheckpointWriter;
+using skein::core::EpochPosition;
+using skein::testing::message_of;
+
+namespace {
+
+struct CheckpointFixture : engine_test::Engine {
+  skein::testing::TempDir dir;
+  skein::core::PluginRecord mlp;
+  skein::core::RunConfig config;
+  skein::RunInfo run;
+  CheckpointFixture() {
+    mlp.name = "mlp";
+    config.model.record = &mlp;
+    run.run_dir = dir.str();
+    callback->saved = {{"wait", 2}};
+    // One trained epoch.
+    skein::core::TrainStep step(step_parts(), 1);
+    history.new_epoch();
+    auto b = batch(4);
+    step.run(b, 1);
+    history.commit_batches();
+    history.record("train_loss", b.loss.item<double>());
+  }
+  std::vector<torch::Tensor> weights() {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : parts.model->parameters()) out.push_back(p.detach().clone());
+    return out;
+  }
+  std::string checkpoint(const std::string& name) const { return dir.str("checkpoints/" + name); }
+};
+
+ino_t inode_of(const std::string& path) {
+  struct stat s {};
+  ::stat(path.c_str(), &s);
+  return s.st_ino;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(checkpoints, CheckpointFixture)
+
+BOOST_AUTO_TEST_CASE(a_written_checkpoint_restores_model_optimizer_history_and_callbacks) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  const auto saved = weights();
+  parts.optimizer->param_groups()[0].options().set_lr(0.5);
+  for (auto& p : parts.model->parameters()) p.detach().zero_();
+  callback->saved = nullptr;
+  skein::History other;
+  const auto restored = skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, other, config, run);
+  BOOST_TEST(restored.epoch == 1);
+  BOOST_TEST(!restored.open.has_value());
+  const auto now = weights();
+  for (std::size_t i = 0; i < saved.size(); ++i) BOOST_TEST(torch::equal(now[i], saved[i]));
+  BOOST_TEST(parts.optimizer->param_groups()[0].options().get_lr() == 0.1);
+  BOOST_TEST(other.dump() == history.dump());
+  BOOST_TEST(callback->saved == (nlohmann::json{{"wait", 2}}));
+}
+
+BOOST_AUTO_TEST_CASE(requested_checkpoints_share_files_and_replace_what_they_name) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "old", EpochPosition{1});
+  writer.request("epoch_1", {});
+  writer.request("best", {"old"});
+  BOOST_TEST(writer.requested());
+  writer.write_requested(EpochPosition{1});
+  BOOST_TEST(!writer.requested());
+  BOOST_TEST(!boost::filesystem::exists(checkpoint("old")));
+  BOOST_TEST(inode_of(checkpoint("best") + "/model.pt") == inode_of(checkpoint("epoch_1") + "/model.pt"));
+}
+
+BOOST_AUTO_TEST_CASE(a_name_that_is_not_one_directory_is_refused) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  BOOST_TEST(message_of<skein::ConfigError>([&] { writer.request("../x", {}); }) ==
+             "request_checkpoint: checkpoint '../x' is not a checkpoint name (one directory name, not starting "
+             "with '.', no '/')");
+  BOOST_TEST(skein::testing::contains(message_of<skein::ConfigError>([&] { writer.request("a", {".tmp"}); }),
+                                      "request_checkpoint: remove_after '.tmp'"));
+}
+
+BOOST_AUTO_TEST_CASE(ranks_that_ask_for_different_checkpoints_fail_together) {
+  skein::testing::ThreadRanks ranks(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      skein::RunInfo mine = run;
+      mine.rank = r;
+      mine.world_size = 2;
+      skein::core::RunParts rank_parts;
+      rank_parts.parallel = std::make_shared<skein::testing::FakeParallel>(&ranks);
+      CheckpointWriter writer(rank_parts, history, config, mine, nullptr);
+      writer.request(r == 0 ? "a" : "b", {});
+      errors[r] = message_of([&] { writer.write_requested(EpochPosition{3}); });
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) BOOST_TEST(skein::testing::contains(e, "ranks asked for different checkpoints at epoch 3"));
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_world_size_or_model_shape_does_not_restore) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  skein::RunInfo two = run;
+  two.world_size = 2;
+  BOOST_TEST(skein::testing::contains(
+      message_of<skein::ConfigError>(
+          [&] { skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, two); }),
+      "was written by 1 ranks; this run has 2"));
+  parts.model = harness.create<skein::Model>("mlp", {{"hidden", {5}}}, &info);
+  const auto message = message_of<skein::ConfigError>(
+      [&] { skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, run); });
+  BOOST_TEST(skein::testing::contains(message, "/model.pt does not fit this run: "), message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,79 @@
+#include <boost/test/unit_test.hpp>
+
+#include "engine_fixture.hpp"
+#include "skein/training/train_step.hpp"
+
+using engine_test::logged;
+
+namespace {
+
+// Counts optimizer steps through a parallel wrapper's hooks.
+struct CountingParallel : skein::Parallel {
+  std::vector<bool> syncs;  // set_gradient_sync per micro-batch
+  int finished = 0;
+  void prepare(torch::nn::Module&) override {}
+  void set_gradient_sync(bool enabled) override { syncs.push_back(enabled); }
+  void finish_gradients() override { ++finished; }
+  void all_reduce_sum(std::vector<double>&) override {}
+  void all_reduce_max(std::vector<double>&) override {}
+  void barrier() override {}
+};
+
+std::vector<torch::Tensor> copies(skein::Model& model) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model.parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(train_step, engine_test::Engine)
+
+BOOST_AUTO_TEST_CASE(one_batch_runs_the_hooks_in_order_steps_and_records) {
+  skein::core::TrainStep step(step_parts(), 1);
+  history.new_epoch();
+  const auto before = copies(*parts.model);
+  auto b = batch(6);
+  step.run(b, 0);
+  BOOST_TEST(callback->seen == (std::vector<std::string>{"batch_begin", "grad", "batch_end"}));
+  BOOST_TEST(b.optimizer_step);
+  BOOST_TEST(b.training);
+  BOOST_TEST(!same(before, copies(*parts.model)));
+  BOOST_TEST(logged(history.batches(), "train_loss") == (std::vector<double>{b.loss.item<double>()}));
+  BOOST_TEST(logged(history.batches(), "train_batch_size") == (std::vector<double>{6}));
+}
+
+BOOST_AUTO_TEST_CASE(accumulation_steps_once_a_group_and_the_last_group_is_shorter) {
+  auto counting = std::make_shared<CountingParallel>();
+  parts.parallel = counting;
+  skein::core::TrainStep step(step_parts(), 2);
+  history.new_epoch();
+  std::vector<bool> steps, changed;
+  for (long i = 0; i < 3; ++i) {  // groups {0, 1} and {2}
+    const auto before = copies(*parts.model);
+    auto b = batch(4, i);
+    step.run(b, 3);
+    steps.push_back(b.optimizer_step);
+    changed.push_back(!same(before, copies(*parts.model)));
+  }
+  BOOST_TEST(steps == (std::vector<bool>{false, true, true}));
+  BOOST_TEST(changed == steps);                 // the weights move only on a step
+  BOOST_TEST(counting->syncs == steps);         // gradients are synced only for the step
+  BOOST_TEST(counting->finished == 2);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_known_epoch_length_every_group_is_full) {
+  skein::core::TrainStep step(step_parts(), 2);
+  history.new_epoch();
+  auto b = batch(4, 2);
+  step.run(b, 0);
+  BOOST_TEST(!b.optimizer_step);  // batch 2 opens the group {2, 3}
+}
+
+BOOST_AUTO_TEST_SUITE_END()

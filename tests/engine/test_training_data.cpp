@@ -1,0 +1,111 @@
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <boost/test/unit_test.hpp>
+
+#include "engine_fixture.hpp"
+#include "skein/core/config.hpp"
+#include "skein/errors.hpp"
+#include "skein/training/training_data.hpp"
+
+using skein::core::eval_pass_batches;
+using skein::core::train_pass_batches;
+using skein::testing::message_of;
+
+namespace {
+
+skein::RunInfo rank_of(int rank, int world) {
+  skein::RunInfo run;
+  run.rank = rank;
+  run.world_size = world;
+  return run;
+}
+
+std::vector<std::int64_t> flat(const std::vector<std::vector<std::int64_t>>& batches) {
+  std::vector<std::int64_t> all;
+  for (const auto& b : batches) all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
+// A dataset held in memory: `n` samples of 4 features, labels 0..2.
+struct MemoryData : skein::Dataset {
+  explicit MemoryData(std::int64_t n, std::int64_t targets = -1) : n_(n), targets_(targets < 0 ? n : targets) {}
+  skein::DataInfo info() const override { return {{4}, 3}; }
+  skein::TensorSplit train() override {
+    return {torch::randn({n_, 4}), torch::arange(targets_, torch::kLong).remainder(3)};
+  }
+  std::int64_t n_, targets_;
+};
+
+struct DataFixture {
+  skein::testing::Harness harness;
+  std::shared_ptr<skein::Loss> loss = harness.create<skein::Loss>("cross_entropy");
+  skein::core::PluginUse use;
+  skein::core::PluginRecord record;
+  skein::DataInfo info{{4}, 3};
+  DataFixture() {
+    record.name = "memory";
+    use.record = &record;
+    use.path = "data";
+  }
+  skein::core::TrainingData open(skein::Dataset& data, const skein::core::RunConfig& config, int world = 1) {
+    return skein::core::open_training_data({data, use, info, *loss}, config, rank_of(0, world));
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(training_data, DataFixture)
+
+BOOST_AUTO_TEST_CASE(a_training_pass_gives_every_rank_as_many_batches_and_repeats_per_epoch) {
+  const auto r0 = train_pass_batches(10, rank_of(0, 2), 2, 7, 1);
+  const auto r1 = train_pass_batches(10, rank_of(1, 2), 2, 7, 1);
+  BOOST_TEST(r0.size() == 3u);  // 5 samples each: batches of 2, 2, 1
+  BOOST_TEST(r1.size() == 3u);
+  std::set<std::int64_t> seen;
+  for (auto i : flat(r0)) seen.insert(i);
+  for (auto i : flat(r1)) seen.insert(i);
+  BOOST_TEST(seen.size() == 10u);  // together, every sample once
+  BOOST_TEST(flat(train_pass_batches(10, rank_of(0, 2), 2, 7, 1)) == flat(r0));  // a resumed epoch draws the same
+  BOOST_TEST(flat(train_pass_batches(10, rank_of(0, 2), 2, 7, 2)) != flat(r0));  // the next epoch another
+  BOOST_TEST(skein::core::train_batches_per_epoch(10, 2, 2) == 3);
+  BOOST_TEST(skein::core::train_batches_per_epoch(11, 2, 2) == 3);  // ceil(11 / 2) = 6 samples a rank
+}
+
+BOOST_AUTO_TEST_CASE(an_evaluation_pass_covers_every_sample_exactly_once_in_order) {
+  std::vector<std::int64_t> all;
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto mine = flat(eval_pass_batches(10, rank_of(rank, 3), 2));
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  std::vector<std::int64_t> expected(10);
+  std::iota(expected.begin(), expected.end(), 0);
+  BOOST_TEST(all == expected);
+}
+
+BOOST_AUTO_TEST_CASE(valid_split_holds_out_a_fraction_of_the_training_rows) {
+  MemoryData data(40);
+  skein::core::RunConfig config;
+  config.valid_split = 0.25;
+  const auto d = open(data, config);
+  BOOST_TEST(d.train.size() == 30);
+  BOOST_TEST(d.valid.size() == 10);
+  BOOST_TEST(!d.test.has_value());
+  BOOST_TEST(d.pool.get() == nullptr);  // all in memory: nothing to fetch ahead
+  BOOST_TEST(!d.scaling.active());
+  config.standardize = true;
+  BOOST_TEST(open(data, config).scaling.active());
+}
+
+BOOST_AUTO_TEST_CASE(too_few_samples_for_the_ranks_and_mismatched_splits_are_refused) {
+  MemoryData small(4);
+  skein::core::RunConfig config;
+  config.valid_split = 0.5;
+  BOOST_TEST(message_of<skein::ConfigError>([&] { open(small, config, 3); }) ==
+             "data: 2 training samples cannot feed 3 ranks");
+  MemoryData uneven(10, 9);
+  BOOST_TEST(message_of([&] { open(uneven, config); }) == "dataset: train split has 10 inputs but 9 targets");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
