@@ -10,6 +10,7 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include "plugin_paths.hpp"
 #include "skein/core/option_schema.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/dataset.hpp"
@@ -60,13 +61,7 @@ struct Harness::Impl {
 };
 
 Harness::Harness(HarnessOptions options) : impl_(std::make_unique<Impl>()) {
-  core::scan_plugins(impl_->registry, {}, false);
-  for (const auto& path : options.plugin_paths) {
-    if (fs::is_directory(path))
-      impl_->registry.scan_directory(path);
-    else
-      impl_->registry.load_file(path);
-  }
+  load_plugins(impl_->registry, options.plugin_paths);
   if (options.run_dir.empty()) options.run_dir = impl_->own_run_dir.emplace().str();
   impl_->run_dir = options.run_dir;
   impl_->run.run_dir = options.run_dir;

@@ -11,6 +11,7 @@
 // Link skein::testing (find_package(Skein) provides it) and include
 // <skein/kit/testing.hpp>; see docs/plugin-authoring.md, "Testing a plugin".
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -203,6 +204,99 @@ class SKEIN_EXPORT FakeRun final : public TrainContext {
   std::ostringstream log_;
   long batch_index_ = 0;
 };
+
+// --- The real engine ---------------------------------------------------
+
+// A run of the real engine -- the Trainer `skein train` and sessions run --
+// with `world_size` ranks as threads of this test, sharing a c10d FileStore
+// in a temporary folder (the run's store, as under skein's launcher), so that
+// plugins that talk across ranks (history backends, parallel wrappers) test
+// themselves as they run, and every callback hook runs as in a real run
+// (EpochScorer, EpochReporter and TestReporter ones included). Each rank is
+// given once: RankEngine::context().run() is what its plugins were made with.
+// libtorch's process-wide state is shared by the threads: the global random
+// generator (ranks' draws interleave) and its thread pools.
+struct EngineRunOptions {
+  // A run config as in a config file: {"model": ..., "data": ..., "callbacks": [...]}.
+  nlohmann::json config;
+  int world_size = 1;
+  // Plugin libraries and folders besides the default ones (HarnessOptions).
+  std::vector<std::string> plugin_paths;
+  // Bounds every store wait and collective, so a rank left waiting fails.
+  double timeout_s = 60;
+};
+
+// A small complete run config for EngineRun: the bundled mlp on the
+// synthetic dataset (64 samples of 4 features, 3 classes, a quarter held out
+// for validation), cross entropy, SGD, batches of 8, 2 epochs, seed 1. A test
+// changes what it tests: config["history"] = {{"plugin", "mine"}}.
+SKEIN_EXPORT nlohmann::json small_run_config();
+
+// small_run_config() with the config slot `slot` ("history", "parallel",
+// ...) set to `plugin` ({"plugin": name, its options...}), on `world_size` ranks.
+SKEIN_EXPORT EngineRunOptions small_run(const std::string& slot, const nlohmann::json& plugin, int world_size = 1);
+
+// One rank's engine: the step API `skein::Session` drives, on this rank's thread.
+class SKEIN_EXPORT RankEngine {
+ public:
+  ~RankEngine();
+  RankEngine(const RankEngine&) = delete;
+  RankEngine& operator=(const RankEngine&) = delete;
+  // What this rank's callbacks see (its run, history, model, ...).
+  TrainContext& context();
+  // Every epoch of the config's dataset (as skein train): the epochs run.
+  long fit();
+  // A train step of the test's own batch (the epoch opens with the first).
+  void train_step(const torch::Tensor& inputs, const torch::Tensor& targets);
+  // An evaluation batch recorded as valid_* values.
+  void eval_step(const torch::Tensor& inputs, const torch::Tensor& targets);
+  // Closes the epoch (a collective: history sync, on_epoch_end, the agreed
+  // stop, requested checkpoints); returns whether the run stops.
+  bool end_epoch();
+  // on_train_end of every callback, the history backend's close.
+  void end_training();
+  // Writes a checkpoint to `dir` (a collective), or restores one.
+  void save_checkpoint(const std::string& dir);
+  void resume(const std::string& dir);
+
+ private:
+  friend class EngineRun;
+  struct Impl;
+  explicit RankEngine(std::unique_ptr<Impl> impl);
+  void open_epoch();
+  std::unique_ptr<Impl> impl_;
+};
+
+class SKEIN_EXPORT EngineRun {
+ public:
+  // Makes every rank's engine, each on its own thread (process groups
+  // rendezvous); a bad config throws ConfigError as skein train reports it.
+  explicit EngineRun(EngineRunOptions options);
+  ~EngineRun();
+  EngineRun(const EngineRun&) = delete;
+  EngineRun& operator=(const EngineRun&) = delete;
+
+  int world_size() const;
+  RankEngine& rank(int r);
+  // The run directory every rank shares (rank 0 writes history.json, checkpoints, ...).
+  const std::string& run_dir() const;
+  // Runs body(rank r's engine) for every rank at once, each on its own
+  // thread; when ranks throw, rethrows the lowest rank's exception after all ended.
+  void each_rank(const std::function<void(RankEngine&)>& body);
+  // each_rank(fit): the epochs each rank ran.
+  std::vector<long> fit();
+  // Rank 0's log (the epoch table and what plugins write to ctx.log()).
+  std::string log_text() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// What a history backend that synchronizes ranks guarantees, after an
+// EngineRun's epochs: every rank's history is rank 0's, and each epoch holds
+// the batch records of all ranks. "" when it holds; else what differs.
+SKEIN_EXPORT std::string history_sync_problem(EngineRun& run);
 
 // A Boost.Test (or any) fixture for callback tests:
 //   BOOST_FIXTURE_TEST_SUITE(my_callback, skein::testing::CallbackFixture)
