@@ -13,8 +13,8 @@
 #include <boost/filesystem.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 
-#include "skein/core/option_schema.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/option_schema.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/history_backend.hpp"
 #include "skein/kit/store.hpp"
 #include "skein/run_store.hpp"

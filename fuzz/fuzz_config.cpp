@@ -20,8 +20,8 @@
 #include <boost/filesystem.hpp>
 
 #include "fuzz_support.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 
 namespace {

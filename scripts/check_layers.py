@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Checks that no #include runs back up the layers:
 
-  launcher -> core -> sdk <- plugins
+  launcher -> core/embed -> core/training -> core/host -> sdk <- plugins
+  (launcher/cli, the torch-free skein executable: core/host and sdk only)
 
   - sdk/ includes only sdk/ headers (and third-party ones);
-  - core/ includes sdk/ and core/ headers, never launcher/ or plugins/;
+  - each part of core/ includes sdk/ headers, its own and those of the parts
+    below it, never launcher/ or plugins/ ones;
   - plugins/ include sdk/ headers and their own folder's (or a sibling
     helper folder's, e.g. plugins/history/store_common), never core/ or
     launcher/ ones;
@@ -20,19 +22,31 @@ import os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-LAYERS = ["sdk", "core", "plugins", "launcher"]
+# Longest prefix first: a file belongs to the first layer its path starts with.
+LAYERS = ["launcher/cli", "launcher", "core/embed", "core/training", "core/host", "sdk", "plugins"]
 # What each layer may include.
-ALLOWED = {"sdk": {"sdk"}, "core": {"sdk", "core"}, "plugins": {"sdk", "plugins"},
-           "launcher": {"sdk", "core", "launcher"}}
+CORE = {"sdk", "core/host", "core/training", "core/embed"}
+ALLOWED = {"sdk": {"sdk"}, "core/host": {"sdk", "core/host"},
+           "core/training": {"sdk", "core/host", "core/training"}, "core/embed": CORE,
+           "plugins": {"sdk", "plugins"}, "launcher/cli": {"sdk", "core/host", "launcher/cli"},
+           "launcher": CORE | {"launcher", "launcher/cli"}}
+
+
+def layer_of(path):
+    rel = os.path.relpath(path, ROOT)
+    for layer in LAYERS:
+        if rel == layer or rel.startswith(layer + os.sep):
+            return layer
+    return None
 
 
 def include_dirs():
     """Every include/ folder below the layers, with the layer it belongs to."""
     dirs = []
-    for layer in LAYERS:
-        for base, subdirs, _ in os.walk(os.path.join(ROOT, layer)):
+    for top in ("sdk", "core", "plugins", "launcher"):
+        for base, subdirs, _ in os.walk(os.path.join(ROOT, top)):
             if os.path.basename(base) == "include":
-                dirs.append((layer, base))
+                dirs.append((layer_of(base), base))
                 subdirs[:] = []
     return dirs
 
@@ -41,7 +55,7 @@ def resolve(name, source, dirs):
     """The layer of the header `name` included by `source`, or None (third-party)."""
     here = os.path.join(os.path.dirname(source), name)
     if os.path.exists(here):
-        return os.path.relpath(here, ROOT).split(os.sep)[0]
+        return layer_of(here)
     for layer, d in dirs:
         if os.path.exists(os.path.join(d, name)):
             return layer
@@ -51,12 +65,13 @@ def resolve(name, source, dirs):
 def main():
     dirs = include_dirs()
     problems = []
-    for layer in LAYERS:
-        for base, _, files in os.walk(os.path.join(ROOT, layer)):
+    for top in ("sdk", "core", "plugins", "launcher"):
+        for base, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
                 if not f.endswith((".hpp", ".h", ".cpp", ".c")):
                     continue
                 path = os.path.join(base, f)
+                layer = layer_of(path)
                 text = open(path, errors="replace").read()
                 for m in INCLUDE.finditer(text):
                     target = resolve(m.group(1), path, dirs)

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "skein/core/allocator.hpp"
+#include "skein/training/allocator.hpp"
 #include "test_support.hpp"
 
 // glibc's malloc tuned for training (core/training/src/allocator.cpp): large blocks

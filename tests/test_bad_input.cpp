@@ -10,8 +10,8 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/serialize.h>  // torch::pickle_save
 
-#include "skein/core/run_dir.hpp"
-#include "skein/core/config.hpp"
+#include "skein/training/run_dir.hpp"
+#include "skein/training/config.hpp"
 #include "test_support.hpp"
 
 // The bad-input catalogue of the README's troubleshooting section, one test

@@ -6,8 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "skein/core/model_io.hpp"
-#include "skein/core/state_dict_io.hpp"
+#include "skein/training/model_io.hpp"
+#include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/npy.hpp"
 #include "test_support.hpp"

@@ -1,5 +1,5 @@
 // Which launcher started a process and where it stands, from each launcher's
-// environment (skein/core/launcher_env.hpp), and Slurm's list syntaxes.
+// environment (skein/host/launcher_env.hpp), and Slurm's list syntaxes.
 // Torch-free: links libskein_host only.
 #define BOOST_TEST_MODULE launcher_env
 #include <boost/test/unit_test.hpp>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/launcher_env.hpp"
-#include "skein/core/slurm_lists.hpp"
+#include "skein/host/launcher_env.hpp"
+#include "skein/host/slurm_lists.hpp"
 #include "skein/errors.hpp"
 
 namespace {

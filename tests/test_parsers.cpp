@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "skein/core/checkpoint_meta.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/option_schema.hpp"
+#include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/option_schema.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"

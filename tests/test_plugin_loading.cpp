@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #include "skein/callback.hpp"
-#include "skein/core/option_schema.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/option_schema.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
 #include "skein/detail/option_default.hpp"

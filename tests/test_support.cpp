@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "skein/core/option_schema.hpp"
+#include "skein/host/option_schema.hpp"
 
 namespace fs = boost::filesystem;
 

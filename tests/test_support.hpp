@@ -12,7 +12,7 @@
 #include "skein/detail/json.hpp"
 #include "skein/kit/testing.hpp"
 
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/dataset.hpp"
 
 namespace test {

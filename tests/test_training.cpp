@@ -7,11 +7,11 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "plugins/probe_model.hpp"
-#include "skein/core/data_split.hpp"
-#include "skein/core/log_stream.hpp"
-#include "skein/core/mixed_precision.hpp"
-#include "skein/core/option_schema.hpp"
-#include "skein/core/trainer.hpp"
+#include "skein/training/data_split.hpp"
+#include "skein/training/log_stream.hpp"
+#include "skein/training/mixed_precision.hpp"
+#include "skein/host/option_schema.hpp"
+#include "skein/training/trainer.hpp"
 #include "skein/loss.hpp"
 #include "skein/kit/npy.hpp"
 #include "test_support.hpp"

@@ -6,7 +6,7 @@
 #include "skein/detail/json.hpp"
 
 #include "commands.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 
 namespace po = boost::program_options;

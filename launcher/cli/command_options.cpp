@@ -5,8 +5,9 @@
 
 #include <boost/program_options.hpp>
 
-#include "skein/core/launcher_env.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/host/config_keys.hpp"
+#include "skein/host/launcher_env.hpp"
+#include "skein/host/env_vars.hpp"
 
 namespace po = boost::program_options;
 

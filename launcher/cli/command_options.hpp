@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "launch_options.hpp"
-#include "skein/core/config.hpp"  // TrainRequest
-#include "skein/core/trained_model_options.hpp"
+#include "skein/host/train_request.hpp"  // TrainRequest
+#include "skein/host/trained_model_options.hpp"
 
 namespace skein::launcher {
 

@@ -5,8 +5,8 @@
 
 #include <boost/program_options/errors.hpp>
 
-#include "skein/core/exit_codes.hpp"
-#include "skein/core/failure_report.hpp"
+#include "skein/host/exit_codes.hpp"
+#include "skein/host/failure_report.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::launcher {

@@ -19,7 +19,7 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "guard.hpp"
-#include "skein/core/exit_codes.hpp"
+#include "skein/host/exit_codes.hpp"
 #include "skein/detail/version.hpp"
 
 namespace {

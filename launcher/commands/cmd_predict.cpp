@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "skein/kit/atomic_file.hpp"
-#include "skein/core/model_io.hpp"
+#include "skein/training/model_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/npy.hpp"
 

@@ -4,8 +4,8 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "launch.hpp"
-#include "skein/core/run.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/training/train_run.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::launcher {

@@ -2,7 +2,7 @@
 // libtorch). The `skein` executable loads it only for them.
 #include "commands.hpp"
 #include "guard.hpp"
-#include "skein/core/exit_codes.hpp"
+#include "skein/host/exit_codes.hpp"
 
 extern "C" int skein_run_command(const char* command, int argc, const char* const* argv) {
   using namespace skein::launcher;

@@ -14,18 +14,18 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
 
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/exit_codes.hpp"
-#include "skein/core/failure_report.hpp"
-#include "skein/core/rendezvous.hpp"
-#include "skein/core/run.hpp"
-#include "skein/core/run_dir.hpp"
-#include "skein/core/run_env.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/host/exit_codes.hpp"
+#include "skein/host/failure_report.hpp"
+#include "skein/training/rendezvous.hpp"
+#include "skein/training/train_run.hpp"
+#include "skein/training/run_dir.hpp"
+#include "skein/training/run_env.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
-#include "skein/core/store_keys.hpp"
+#include "skein/training/store_keys.hpp"
 #include "worker_group.hpp"
 
 namespace fs = boost::filesystem;

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "skein/core/exit_codes.hpp"
+#include "skein/host/exit_codes.hpp"
 #include "skein/detail/json.hpp"
 
 extern char** environ;

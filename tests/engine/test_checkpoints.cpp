@@ -7,8 +7,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/checkpoint_restore.hpp"
 #include "skein/training/checkpoint_writer.hpp"

@@ -1,9 +1,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/config_error.hpp"
-#include "skein/core/log_stream.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/config_error.hpp"
+#include "skein/training/log_stream.hpp"
 #include "skein/training/run_parts.hpp"
 #include "test_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/training_data.hpp"
 

@@ -8,9 +8,9 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 
 #include "plugin_paths.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/log_stream.hpp"
-#include "skein/core/trainer.hpp"
+#include "skein/training/config.hpp"
+#include "skein/training/log_stream.hpp"
+#include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/testing.hpp"
 

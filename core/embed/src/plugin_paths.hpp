@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/plugin_registry.hpp"
 
 namespace skein::testing {
 

@@ -4,12 +4,12 @@
 
 #include <c10/util/StringUtil.h>
 
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/log_stream.hpp"
-#include "skein/core/run_env.hpp"
-#include "skein/core/run_setup.hpp"
-#include "skein/core/trainer.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/config.hpp"
+#include "skein/training/log_stream.hpp"
+#include "skein/training/run_env.hpp"
+#include "skein/training/run_setup.hpp"
+#include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"

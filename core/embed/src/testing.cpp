@@ -11,8 +11,8 @@
 #include <torch/nn/functional/loss.h>
 
 #include "plugin_paths.hpp"
-#include "skein/core/option_schema.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/option_schema.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history_backend.hpp"

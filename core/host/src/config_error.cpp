@@ -1,4 +1,4 @@
-#include "skein/core/config_error.hpp"
+#include "skein/host/config_error.hpp"
 
 #include <utility>
 

@@ -1,6 +1,6 @@
 // The config's top-level keys and their defaults: torch-free (libskein_host),
 // so that `skein train --help` lists them without loading libtorch.
-#include "skein/core/config.hpp"
+#include "skein/host/config_keys.hpp"
 
 namespace skein::core {
 

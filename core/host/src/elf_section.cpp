@@ -1,4 +1,4 @@
-#include "skein/core/elf_section.hpp"
+#include "skein/host/elf_section.hpp"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -1,13 +1,13 @@
-#include "skein/core/failure_report.hpp"
+#include "skein/host/failure_report.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 
 #include "skein/kit/atomic_file.hpp"
-#include "skein/core/exit_codes.hpp"
-#include "skein/core/interrupt.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/host/exit_codes.hpp"
+#include "skein/host/interrupt.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/json.hpp"
 

@@ -1,4 +1,4 @@
-#include "skein/core/interrupt.hpp"
+#include "skein/host/interrupt.hpp"
 
 #include <signal.h>
 

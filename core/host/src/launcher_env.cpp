@@ -1,12 +1,12 @@
-#include "skein/core/launcher_env.hpp"
+#include "skein/host/launcher_env.hpp"
 
 #include <cerrno>
 #include <cstdlib>
 #include <tuple>
 #include <utility>
 
-#include "skein/core/slurm_lists.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/host/slurm_lists.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

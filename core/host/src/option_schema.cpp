@@ -1,10 +1,10 @@
-#include "skein/core/option_schema.hpp"
+#include "skein/host/option_schema.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "skein/core/config_error.hpp"
-#include "skein/core/suggest.hpp"
+#include "skein/host/config_error.hpp"
+#include "skein/host/suggest.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

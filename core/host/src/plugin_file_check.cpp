@@ -1,5 +1,5 @@
-#include "skein/core/plugin_file_check.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/host/plugin_file_check.hpp"
+#include "skein/host/env_vars.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

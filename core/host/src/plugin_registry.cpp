@@ -1,4 +1,4 @@
-#include "skein/core/plugin_registry.hpp"
+#include "skein/host/plugin_registry.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -11,10 +11,10 @@
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 
-#include "skein/core/elf_section.hpp"
-#include "skein/core/plugin_file_check.hpp"
-#include "skein/core/suggest.hpp"
-#include "skein/core/env_vars.hpp"
+#include "skein/host/elf_section.hpp"
+#include "skein/host/plugin_file_check.hpp"
+#include "skein/host/suggest.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/json.hpp"
 #include "skein/detail/version.hpp"

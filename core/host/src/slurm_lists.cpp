@@ -1,4 +1,4 @@
-#include "skein/core/slurm_lists.hpp"
+#include "skein/host/slurm_lists.hpp"
 
 #include <cctype>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "skein/core/suggest.hpp"
+#include "skein/host/suggest.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "skein/core/allocator.hpp"
+#include "skein/training/allocator.hpp"
 
 #include <dlfcn.h>
 #include <malloc.h>

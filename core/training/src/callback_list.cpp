@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "skein/core/crash_report.hpp"
+#include "skein/training/crash_report.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

@@ -1,4 +1,4 @@
-#include "skein/core/checkpoint_dir.hpp"
+#include "skein/training/checkpoint_dir.hpp"
 
 #include <fstream>
 #include <optional>
@@ -6,7 +6,7 @@
 
 #include <boost/filesystem.hpp>
 
-#include "skein/core/checkpoint_meta.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 
 namespace fs = boost::filesystem;
 

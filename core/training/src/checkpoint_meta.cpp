@@ -1,11 +1,11 @@
-#include "skein/core/checkpoint_meta.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 
 #include <climits>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 
-#include "skein/core/digest.hpp"
+#include "skein/training/digest.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
 #include "skein/kit/input_file.hpp"

@@ -8,8 +8,8 @@
 #include <torch/serialize.h>
 #include <torch/utils.h>
 
-#include "skein/core/checkpoint_meta.hpp"
-#include "skein/core/script_pin.hpp"
+#include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/script_pin.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/input_file.hpp"
 #include "skein/training/tensor_bytes.hpp"

@@ -32,13 +32,13 @@
 #include <boost/filesystem.hpp>
 #include <torch/serialize.h>
 
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/checkpoint_meta.hpp"
-#include "skein/core/digest.hpp"
-#include "skein/core/fault_point.hpp"
-#include "skein/core/script_pin.hpp"
-#include "skein/core/state_dict_io.hpp"
-#include "skein/core/store_keys.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/digest.hpp"
+#include "skein/training/fault_point.hpp"
+#include "skein/training/script_pin.hpp"
+#include "skein/training/state_dict_io.hpp"
+#include "skein/training/store_keys.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/atomic_file.hpp"

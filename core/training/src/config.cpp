@@ -1,4 +1,4 @@
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "skein/core/option_schema.hpp"
-#include "skein/core/suggest.hpp"
+#include "skein/host/option_schema.hpp"
+#include "skein/host/suggest.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

@@ -1,4 +1,4 @@
-#include "skein/core/crash_report.hpp"
+#include "skein/training/crash_report.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "skein/core/data_split.hpp"
+#include "skein/training/data_split.hpp"
 
 #include <cmath>
 #include <map>

@@ -1,4 +1,4 @@
-#include "skein/core/digest.hpp"
+#include "skein/training/digest.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "skein/core/fault_point.hpp"
+#include "skein/training/fault_point.hpp"
 
 // Production: no fault. Kept out of line (and not inlined: the symbol is
 // exported and interposable) so that a preloaded definition takes its place.

@@ -4,8 +4,8 @@
 
 #include <torch/utils.h>
 
-#include "skein/core/crash_report.hpp"
-#include "skein/core/mixed_precision.hpp"
+#include "skein/training/crash_report.hpp"
+#include "skein/training/mixed_precision.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

@@ -1,4 +1,4 @@
-#include "skein/core/input_scaling.hpp"
+#include "skein/training/input_scaling.hpp"
 
 #include <cmath>
 #include <numeric>

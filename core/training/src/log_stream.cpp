@@ -1,4 +1,4 @@
-#include "skein/core/log_stream.hpp"
+#include "skein/training/log_stream.hpp"
 
 #include <fcntl.h>
 

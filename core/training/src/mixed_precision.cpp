@@ -1,4 +1,4 @@
-#include "skein/core/mixed_precision.hpp"
+#include "skein/training/mixed_precision.hpp"
 
 #include "skein/torch_compat/autocast.hpp"
 

@@ -1,5 +1,5 @@
-#include "skein/core/model_io.hpp"
-#include "skein/core/run_dir.hpp"
+#include "skein/training/model_io.hpp"
+#include "skein/training/run_dir.hpp"
 
 #include <cctype>
 #include <regex>
@@ -8,12 +8,12 @@
 #include <boost/filesystem.hpp>
 #include <torch/csrc/jit/frontend/tracer.h>
 
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/checkpoint_meta.hpp"
-#include "skein/core/run.hpp"
-#include "skein/core/script_pin.hpp"
-#include "skein/core/state_dict_io.hpp"
-#include "skein/core/trainer.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/train_run.hpp"
+#include "skein/training/script_pin.hpp"
+#include "skein/training/state_dict_io.hpp"
+#include "skein/training/trainer.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/input_file.hpp"

@@ -1,4 +1,4 @@
-#include "skein/core/no_follow_fs.hpp"
+#include "skein/training/no_follow_fs.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

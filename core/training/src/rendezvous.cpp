@@ -1,4 +1,4 @@
-#include "skein/core/rendezvous.hpp"
+#include "skein/training/rendezvous.hpp"
 
 #include <chrono>
 
@@ -10,7 +10,7 @@
 #include "skein/kit/store.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
-#include "skein/core/store_keys.hpp"
+#include "skein/training/store_keys.hpp"
 
 namespace skein::core {
 

@@ -1,4 +1,4 @@
-#include "skein/core/run.hpp"
+#include "skein/training/train_run.hpp"
 
 #include <sys/resource.h>
 
@@ -13,24 +13,24 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/kit/atomic_file.hpp"
-#include "skein/core/allocator.hpp"
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/crash_report.hpp"
-#include "skein/core/digest.hpp"
-#include "skein/core/failure_report.hpp"
-#include "skein/core/interrupt.hpp"
-#include "skein/core/log_stream.hpp"
-#include "skein/core/rendezvous.hpp"
-#include "skein/core/run_config_history.hpp"
-#include "skein/core/run_dir.hpp"
-#include "skein/core/run_setup.hpp"
-#include "skein/core/run_env.hpp"
-#include "skein/core/trainer.hpp"
+#include "skein/training/allocator.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/crash_report.hpp"
+#include "skein/training/digest.hpp"
+#include "skein/host/failure_report.hpp"
+#include "skein/host/interrupt.hpp"
+#include "skein/training/log_stream.hpp"
+#include "skein/training/rendezvous.hpp"
+#include "skein/training/run_config_history.hpp"
+#include "skein/training/run_dir.hpp"
+#include "skein/training/run_setup.hpp"
+#include "skein/training/run_env.hpp"
+#include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/kit/store.hpp"
 #include "skein/run.hpp"
-#include "skein/core/store_keys.hpp"
+#include "skein/training/store_keys.hpp"
 
 namespace fs = boost::filesystem;
 

@@ -1,4 +1,4 @@
-#include "skein/core/run_config_history.hpp"
+#include "skein/training/run_config_history.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "skein/core/run_dir.hpp"
+#include "skein/training/run_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

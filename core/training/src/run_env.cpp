@@ -1,4 +1,4 @@
-#include "skein/core/run_env.hpp"
+#include "skein/training/run_env.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -9,9 +9,9 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "skein/core/env_vars.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
-#include "skein/core/store_keys.hpp"
+#include "skein/training/store_keys.hpp"
 #include "skein/kit/store.hpp"
 
 namespace skein::core {

@@ -1,6 +1,6 @@
 #include "skein/training/run_parts.hpp"
 
-#include "skein/core/warm_start.hpp"
+#include "skein/training/warm_start.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/located.hpp"
 

@@ -1,8 +1,8 @@
-#include "skein/core/script_pin.hpp"
+#include "skein/training/script_pin.hpp"
 
 #include <cstdlib>
 
-#include "skein/core/env_vars.hpp"
+#include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/scripted_model.hpp"
 

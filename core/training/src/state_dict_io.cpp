@@ -1,4 +1,4 @@
-#include "skein/core/state_dict_io.hpp"
+#include "skein/training/state_dict_io.hpp"
 
 #include <cstring>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "skein/core/trainer.hpp"
+#include "skein/training/trainer.hpp"
 
 #include <limits>
 #include <sstream>
@@ -6,9 +6,9 @@
 #include <boost/filesystem.hpp>
 #include <torch/utils.h>
 
-#include "skein/core/allocator.hpp"
-#include "skein/core/checkpoint_dir.hpp"
-#include "skein/core/interrupt.hpp"
+#include "skein/training/allocator.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/host/interrupt.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/epoch_summary.hpp"

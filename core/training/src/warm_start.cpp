@@ -1,4 +1,4 @@
-#include "skein/core/warm_start.hpp"
+#include "skein/training/warm_start.hpp"
 
 #include <map>
 #include <set>
@@ -6,8 +6,8 @@
 
 #include <caffe2/serialize/inline_container.h>
 
-#include "skein/core/model_io.hpp"
-#include "skein/core/state_dict_io.hpp"
+#include "skein/training/model_io.hpp"
+#include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/kit/scripted_model.hpp"
 #include "skein/kit/torch_file.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "skein/callback.hpp"
-#include "skein/core/checkpoint_meta.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
 #include "skein/history.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/history.hpp"
 #include "skein/run.hpp"

@@ -9,7 +9,7 @@
 #include <torch/types.h>
 
 #include "skein/context.hpp"
-#include "skein/core/input_scaling.hpp"
+#include "skein/training/input_scaling.hpp"
 #include "skein/dataset.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/loss.hpp"

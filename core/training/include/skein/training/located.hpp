@@ -2,7 +2,7 @@
 // Errors of a plugin's own code located in the config.
 #include <utility>
 
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::core {

@@ -8,8 +8,8 @@
 
 #include <torch/optim/optimizer.h>
 
-#include "skein/core/config.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/dataset.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/history_backend.hpp"

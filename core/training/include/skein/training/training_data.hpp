@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include "skein/core/config.hpp"
-#include "skein/core/data_split.hpp"
-#include "skein/core/input_scaling.hpp"
+#include "skein/training/config.hpp"
+#include "skein/training/data_split.hpp"
+#include "skein/training/input_scaling.hpp"
 #include "skein/dataset.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/loss.hpp"

@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "skein/core/config.hpp"
-#include "skein/core/launcher_env.hpp"
-#include "skein/core/log_stream.hpp"
-#include "skein/core/plugin_registry.hpp"
-#include "skein/core/run.hpp"
-#include "skein/core/run_dir.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/launcher_env.hpp"
+#include "skein/training/log_stream.hpp"
+#include "skein/host/plugin_registry.hpp"
+#include "skein/training/train_run.hpp"
+#include "skein/training/run_dir.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
 

@@ -4,7 +4,7 @@
 // a file that changed since, unless the user accepts it.
 #include <string>
 
-#include "skein/core/checkpoint_meta.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
 #include "skein/model.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/config.hpp"
+#include "skein/training/config.hpp"
 #include "skein/detail/json.hpp"
 
 namespace skein::core {

@@ -7,10 +7,10 @@
 
 #include <torch/types.h>
 
-#include "skein/core/config.hpp"
-#include "skein/core/input_scaling.hpp"
-#include "skein/core/plugin_registry.hpp"
-#include "skein/core/trained_model_options.hpp"
+#include "skein/training/config.hpp"
+#include "skein/training/input_scaling.hpp"
+#include "skein/host/plugin_registry.hpp"
+#include "skein/host/trained_model_options.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/model.hpp"
 #include "skein/run.hpp"

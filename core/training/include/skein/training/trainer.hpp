@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "skein/context.hpp"
-#include "skein/core/config.hpp"
-#include "skein/core/plugin_registry.hpp"
+#include "skein/training/config.hpp"
+#include "skein/host/plugin_registry.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
 #include "skein/training/batch_records.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Where this process stands in a run: its launcher's environment variables,
 // and the run's store.
-#include "skein/core/launcher_env.hpp"
+#include "skein/host/launcher_env.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"

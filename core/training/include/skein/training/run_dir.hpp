@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/no_follow_fs.hpp"
+#include "skein/training/no_follow_fs.hpp"
 #include "skein/detail/export.hpp"
 
 namespace skein::core {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "skein/core/config.hpp"  // TrainRequest
+#include "skein/training/config.hpp"  // TrainRequest
 
 namespace skein::core {
 

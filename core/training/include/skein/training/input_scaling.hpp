@@ -11,7 +11,7 @@
 
 #include <torch/types.h>
 
-#include "skein/core/data_split.hpp"
+#include "skein/training/data_split.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
 

@@ -7,33 +7,14 @@
 
 #include "skein/detail/json.hpp"
 
-#include "skein/core/plugin_registry.hpp"
-#include "skein/core/config_error.hpp"
+#include "skein/host/config_keys.hpp"
+#include "skein/host/plugin_registry.hpp"
+#include "skein/host/train_request.hpp"
+#include "skein/host/config_error.hpp"
 #include "skein/options.hpp"
 #include "skein/run.hpp"
 
 namespace skein::core {
-
-struct ConfigSources {
-  std::string config_path;           // may be empty: defaults + flags only
-  std::vector<std::string> plugins;  // NAME[:key=value,...] or PATH.so[:key=value,...]
-  std::vector<std::string> sets;     // dotted.key=VALUE
-  nlohmann::json base;               // when set: used instead of reading config_path (which names it)
-  bool data_required = true;         // false for a session: its program may feed the batches
-  // Processes of the run: with more than one and no parallel plugin named
-  // anywhere, the run uses ddp (RunConfig::parallel_chosen says so).
-  int world_size = 1;
-};
-
-// What `skein train` (or a session) asks for: the config's sources and the run directory.
-struct TrainRequest {
-  ConfigSources sources;
-  std::string run_dir;                   // empty: a new folder under runs/
-  std::string resume_dir;                // continue the run in this directory
-  bool overwrite = false;                // replace a run already in run_dir
-  std::vector<std::string> plugin_dirs;  // scanned after the default ones
-};
-
 // One activated plugin with its validated options.
 struct PluginUse {
   const PluginRecord* record = nullptr;
@@ -42,12 +23,6 @@ struct PluginUse {
   std::string path;        // the same as a dotted path: "model", "callbacks.1"
   SKEIN_EXPORT Options make_options() const;
 };
-
-// Top-level keys (for docs and errors).
-SKEIN_EXPORT const std::vector<OptionSpec>& top_level_schema();
-// The default of a top-level key, parsed from top_level_schema() (the one
-// table of the config's defaults).
-SKEIN_EXPORT nlohmann::json schema_default(const std::string& key);
 
 // A resolved run config. Its defaults are the schema's (schema_default), so
 // that a RunConfig made without a config file (a session, a test) holds the
