@@ -298,6 +298,29 @@ class SKEIN_EXPORT EngineRun {
 // the batch records of all ranks. "" when it holds; else what differs.
 SKEIN_EXPORT std::string history_sync_problem(EngineRun& run);
 
+// --- What every plugin of a kind must do ---------------------------------
+// Each returns "" when the plugin does it, else one line saying what failed.
+
+// A model: outputs [N, info.num_classes] for N samples of info.input_shape
+// (N = 1 and 3), has parameters that train, and after torch::save and
+// torch::load into a second instance (as checkpoints do) gives the same
+// outputs in eval mode.
+SKEIN_EXPORT std::string model_problem(Harness& harness, const std::string& name, const nlohmann::json& options,
+                                       const DataInfo& info);
+// An optimizer: over a small model, 30 steps lower a least-squares loss; its
+// parameter groups expose the learning rate the trainer checks and
+// checkpoints; its state saved after 5 steps and loaded into a fresh one
+// continues exactly as the original does.
+SKEIN_EXPORT std::string optimizer_problem(Harness& harness, const std::string& name,
+                                           const nlohmann::json& options);
+
+// A loss: takes targets of its kind (class ids [N] for a classification
+// loss, else values [N, info.num_classes]) for outputs [N, info.num_classes],
+// computes a finite scalar with a gradient for the outputs, and a small step
+// of the outputs against that gradient lowers it.
+SKEIN_EXPORT std::string loss_problem(Harness& harness, const std::string& name, const nlohmann::json& options,
+                                      const DataInfo& info);
+
 // A Boost.Test (or any) fixture for callback tests:
 //   BOOST_FIXTURE_TEST_SUITE(my_callback, skein::testing::CallbackFixture)
 //   ... auto cb = make("my_callback", {{"patience", 2}}); FakeRun run; ...

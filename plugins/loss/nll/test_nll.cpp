@@ -1,0 +1,13 @@
+#define BOOST_TEST_MODULE loss_nll
+#include <boost/test/unit_test.hpp>
+
+#include "skein/kit/testing.hpp"
+
+BOOST_FIXTURE_TEST_SUITE(loss_nll, skein::testing::CallbackFixture)
+
+BOOST_AUTO_TEST_CASE(does_what_every_loss_does) {
+  BOOST_TEST(skein::testing::loss_problem(harness, "nll", {}, {{4}, 3}) == "");
+  BOOST_TEST(skein::testing::loss_problem(harness, "nll", {}, {{4}, 1}) == "");  // one output
+}
+
+BOOST_AUTO_TEST_SUITE_END()
