@@ -266,6 +266,14 @@ BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
   BOOST_TEST(!boost::filesystem::exists(marker), "naming the manifest-less library loaded it");
 }
 
+// CMake's list of kinds (skein_add_plugin's KIND) is read from the table in
+// skein/plugin.hpp: it must be the compiler's, in the same order.
+BOOST_AUTO_TEST_CASE(cmake_reads_the_plugin_kinds_of_the_header) {
+  std::string kinds;
+  for (auto kind : skein::kAllPluginKinds) kinds += (kinds.empty() ? "" : " ") + std::string(skein::to_string(kind));
+  BOOST_TEST(kinds == SKEIN_CMAKE_PLUGIN_KINDS);
+}
+
 // SKEIN_OPTION defaults are checked while the plugin compiles (the checker is
 // constexpr; the compile-time half is plugin_with_a_bad_default_does_not_compile).
 BOOST_AUTO_TEST_CASE(option_defaults_must_be_json_of_their_type) {

@@ -31,7 +31,9 @@ struct RunStore;
 // The plugin kinds, the one table of them: X(kind, interface), in the order
 // of their values, which are part of the ABI (1, 2, ...; new kinds are
 // appended: API minor 1 added loss and optimizer). The enum, the list of all
-// kinds, the kind <-> interface maps and to_string are written from it.
+// kinds, the kind <-> interface maps and to_string are written from it;
+// sdk/cmake/SkeinPlugin.cmake and scripts/plugin_docs.py read the kinds from
+// this file (keep the #define at the start of its line, each entry as X(kind, ...)).
 #define SKEIN_PLUGIN_KINDS(X)                                                        \
   X(callback, Callback) X(history, HistoryBackend) X(parallel, Parallel) X(model, Model) \
   X(dataset, Dataset) X(loss, Loss) X(optimizer, OptimizerFactory)
