@@ -49,6 +49,15 @@ def default_text(option):
     return "null" if value is None else value
 
 
+def type_text(option):
+    """The option's type with its declared limits: "choice of a, b", "int in [1, )"."""
+    if "choices" in option:
+        return f"{option['type']} of {', '.join(option['choices'])}"
+    if "range" in option:
+        return f"{option['type']} in {option['range']}"
+    return option["type"]
+
+
 def cell(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -94,7 +103,7 @@ def reference(plugins):
                 continue
             lines += ["| option | type | default | description |", "|---|---|---|---|"]
             for o in p["options"]:
-                lines.append(f"| `{o['name']}` | {o['type']} | `{cell(default_text(o))}` | {cell(o['doc'])} |")
+                lines.append(f"| `{o['name']}` | {cell(type_text(o))} | `{cell(default_text(o))}` | {cell(o['doc'])} |")
             lines.append("")
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include "skein/core/option_limits.hpp"
 #include "skein/core/option_schema.hpp"
 #include "skein/core/plugin_registry.hpp"
 #include "skein/dataset.hpp"
@@ -95,6 +96,7 @@ std::shared_ptr<I> Harness::create(const std::string& name, const nlohmann::json
   const std::string where = slot + " (plugin '" + name + "')";
   auto values = core::validate_options(record.options, options.is_null() ? nlohmann::json::object() : options,
                                        where, "");
+  core::check_option_limits(record.options, values, where, "");
   impl_->options.push_back(std::make_unique<Options>(where, std::move(values)));
   return impl_->registry.create<I>(record, PluginArgs{*impl_->options.back(), impl_->run, data});
 }
