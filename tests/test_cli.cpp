@@ -29,7 +29,7 @@ BOOST_FIXTURE_TEST_SUITE(cli, Fixture)
 BOOST_AUTO_TEST_CASE(version_and_help) {
   auto r = test::run(kSkein + " --version");
   BOOST_TEST(r.exit_code == 0, r.err);
-  BOOST_TEST(contains(r.out, "plugin API 3.0"), r.out);
+  BOOST_TEST(contains(r.out, "plugin API 3.1"), r.out);
   // The libtorch it was built with and the one it runs with (read from the
   // loaded library): the same here, and whether CUDA is in it.
   BOOST_TEST(contains(r.out, "built with:   libtorch " TORCH_VERSION), r.out);
@@ -256,7 +256,7 @@ BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
                        " --plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so");
   BOOST_TEST(api.exit_code == 2);
   BOOST_TEST(one_error_line(api), api.err);
-  BOOST_TEST(contains(api.err, "got 4.0, host supports 3.0"), api.err);
+  BOOST_TEST(contains(api.err, "got 4.1, host supports 3.1"), api.err);
 
   auto two = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --plugin local --plugin local");
   BOOST_TEST(two.exit_code == 2);

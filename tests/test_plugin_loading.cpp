@@ -78,8 +78,8 @@ BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   BOOST_TEST(reg.plugins().size() == 1u);  // no_entry: its manifest is fine, it fails when used
   BOOST_TEST(contains(problem_for(reg, "libtest_not_a_plugin.so"), "is not a Skein plugin"));
   BOOST_TEST(contains(problem_for(reg, "libtext_file.so"), "has no .skein_manifest section"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 4.0, host supports 3.0"));
-  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 3.99, host supports 3.0"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_wrong_api.so"), "got 4.1, host supports 3.1"));
+  BOOST_TEST(contains(problem_for(reg, "libtest_newer_minor.so"), "got 3.99, host supports 3.1"));
   const auto foreign = problem_for(reg, "libtest_wrong_fingerprint.so");
   BOOST_TEST(contains(foreign, "torch=9.9"), foreign);
   BOOST_TEST(contains(foreign, "was built against libtorch 9.9, this skein against libtorch " +
@@ -264,6 +264,14 @@ BOOST_AUTO_TEST_CASE(a_library_without_a_manifest_is_never_loaded) {
   const auto err = test::message_of<PluginError>([&] { direct.load_file(file); });
   BOOST_TEST(contains(err, "'" + file + "' is not a Skein plugin: it has no .skein_manifest section"), err);
   BOOST_TEST(!boost::filesystem::exists(marker), "naming the manifest-less library loaded it");
+}
+
+// CMake's list of kinds (skein_add_plugin's KIND) is read from the table in
+// skein/plugin.hpp: it must be the compiler's, in the same order.
+BOOST_AUTO_TEST_CASE(cmake_reads_the_plugin_kinds_of_the_header) {
+  std::string kinds;
+  for (auto kind : skein::kAllPluginKinds) kinds += (kinds.empty() ? "" : " ") + std::string(skein::to_string(kind));
+  BOOST_TEST(kinds == SKEIN_CMAKE_PLUGIN_KINDS);
 }
 
 // SKEIN_OPTION defaults are checked while the plugin compiles (the checker is

@@ -6,6 +6,7 @@
 #include "skein/detail/json.hpp"
 
 #include "commands.hpp"
+#include "skein/host/option_limits.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 
@@ -18,11 +19,14 @@ namespace {
 nlohmann::json describe_json(const core::PluginRecord& rec) {
   nlohmann::json options = nlohmann::json::array();
   for (const auto& o : rec.options) {
-    options.push_back({{"name", o.name},
-                       {"type", to_string(o.type)},
-                       {"default", o.default_json ? nlohmann::json(o.default_json) : nullptr},
-                       {"required", o.default_json == nullptr},
-                       {"doc", o.doc ? o.doc : ""}});
+    nlohmann::json option = {{"name", o.name},
+                             {"type", to_string(o.type)},
+                             {"default", o.default_json ? nlohmann::json(o.default_json) : nullptr},
+                             {"required", o.default_json == nullptr},
+                             {"doc", o.doc ? o.doc : ""}};
+    if (o.choices) option["choices"] = core::choices_list(o.choices);
+    if (o.range) option["range"] = o.range;
+    options.push_back(option);
   }
   return {{"name", rec.name},          {"kind", to_string(rec.kind)},
           {"version", rec.version},    {"path", rec.path},
@@ -58,6 +62,11 @@ void print_description(const core::PluginRecord& rec) {
               << std::setw(13) << to_string(o.type)
               << "default: " << (o.default_json ? o.default_json : "(required)") << "\n"
               << "  " << std::setw(static_cast<int>(w) + 2) << "" << (o.doc ? o.doc : "") << "\n";
+    if (o.choices || o.range)
+      std::cout << "  " << std::setw(static_cast<int>(w) + 2) << "" << "must be "
+                << (o.choices ? core::choices_words(o.choices) : core::range_words(o.range))
+                << (o.range && o.type != OptionType::integer && o.type != OptionType::number ? " (each value)" : "")
+                << "\n";
   }
 }
 

@@ -129,6 +129,20 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
   return true;
 }
 
+std::vector<std::string> train_request_args(const core::TrainRequest& req) {
+  // --flag=VALUE: a value that starts with '-' stays a value.
+  std::vector<std::string> args;
+  auto flag = [&](const char* name, const std::string& value) { args.push_back(std::string(name) + "=" + value); };
+  if (!req.sources.config_path.empty()) flag("--config", req.sources.config_path);
+  if (!req.resume_dir.empty()) flag("--resume", req.resume_dir);
+  if (!req.run_dir.empty()) flag("--run-dir", req.run_dir);
+  if (req.overwrite) args.push_back("--overwrite");
+  for (const auto& p : req.sources.plugins) flag("--plugin", p);
+  for (const auto& s : req.sources.sets) flag("--set", s);
+  for (const auto& d : req.plugin_dirs) flag("--plugin-dir", d);
+  return args;
+}
+
 bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
   po::options_description opts("skein export options");
   add_trained_model_options(opts, out.model);

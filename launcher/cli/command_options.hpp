@@ -48,6 +48,13 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out);
 bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out);
 bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out);
 
+// The inverse of parse_train_args for the request: the arguments after
+// `skein train` that parse back into `req` (its config file, --plugin, --set,
+// --run-dir, --resume, --overwrite, --plugin-dir). How a launcher hands its
+// request to the workers it starts; the one place that maps the request's
+// fields to flags, beside the parser that maps them back.
+std::vector<std::string> train_request_args(const core::TrainRequest& req);
+
 // Sets the environment variables of what `script` allows (inherited by workers).
 void allow_in_environment(const ScriptPermissions& script);
 

@@ -21,19 +21,9 @@ int cmd_train(const std::vector<std::string>& args) {
   allow_in_environment(parsed.script);
 
   if (parsed.distributed) {
-    // Workers get the same request, without the launcher's flags.
+    // Workers get the same request (train_request_args), without the launcher's flags.
     if (!req.resume_dir.empty()) core::prepare_resume(req);  // checks before any worker starts
-    launch_opts.resume = !req.resume_dir.empty();
-    if (!launch_opts.resume && !req.sources.config_path.empty())
-      launch_opts.start_args = {"--config", req.sources.config_path};
-    // Rank 0 replaces the previous run once every plugin was created.
-    launch_opts.overwrite = req.overwrite;
-    auto& common = launch_opts.common_args;
-    for (const auto& p : req.sources.plugins) common.insert(common.end(), {"--plugin", p});
-    for (const auto& s : req.sources.sets) common.insert(common.end(), {"--set", s});
-    for (const auto& d : req.plugin_dirs) common.insert(common.end(), {"--plugin-dir", d});
-    launch_opts.run_dir = req.run_dir;
-    launch_opts.config_path = req.sources.config_path;
+    launch_opts.request = req;
     return launch(launch_opts);
   }
   if (!req.resume_dir.empty()) core::prepare_resume(req);

@@ -26,6 +26,7 @@
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
 #include "skein/training/store_keys.hpp"
+#include "command_options.hpp"  // train_request_args
 #include "worker_group.hpp"
 
 namespace fs = boost::filesystem;
@@ -133,7 +134,7 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
   const std::string key = store_key::launcher_attempt(number);
   if (o.node_rank == 0) {
     a.run_id = core::random_run_id();
-    a.resume = number == 0 ? o.resume : !core::find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty();
+    a.resume = number == 0 ? !o.request.resume_dir.empty() : !core::find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty();
     rdzv.publish(key + "run_id", a.run_id);
     rdzv.publish(key + "resume", a.resume ? "1" : "0");
   } else {
@@ -149,8 +150,27 @@ Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& 
   return a;
 }
 
+// What the workers of an attempt are asked for: the user's request, started
+// in `run_dir` or continued from its newest checkpoint (--resume, which reads
+// the run's own config).
+core::TrainRequest attempt_request(const LaunchOptions& o, const Attempt& attempt, const std::string& run_dir) {
+  core::TrainRequest req = o.request;
+  if (attempt.resume) {
+    req.resume_dir = run_dir;
+    req.sources.config_path.clear();
+    req.run_dir.clear();
+    req.overwrite = false;
+  } else {
+    req.resume_dir.clear();
+    req.run_dir = run_dir;
+    // A restart without a checkpoint starts over, replacing the failed attempt.
+    req.overwrite = o.request.overwrite || attempt.number > 0;
+  }
+  return req;
+}
+
 // This node's workers for one attempt: `skein train` with the attempt's
-// start (fresh, or --resume), torchrun's variables and a failure report file.
+// request, torchrun's variables and a failure report file.
 std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& attempt,
                                      const std::string& run_dir,
                                      const std::vector<std::pair<std::string, std::string>>& env,
@@ -162,15 +182,8 @@ std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& atte
     w.rank = o.node_rank * o.nproc_per_node + local;
     w.local_rank = local;
     w.argv = {exe, "train"};
-    if (attempt.resume) {
-      w.argv.insert(w.argv.end(), {"--resume", run_dir});
-    } else {
-      w.argv.insert(w.argv.end(), o.start_args.begin(), o.start_args.end());
-      w.argv.insert(w.argv.end(), {"--run-dir", run_dir});
-      // A restart without a checkpoint starts over, replacing the failed attempt.
-      if (o.overwrite || attempt.number > 0) w.argv.push_back("--overwrite");
-    }
-    w.argv.insert(w.argv.end(), o.common_args.begin(), o.common_args.end());
+    const std::vector<std::string> args = train_request_args(attempt_request(o, attempt, run_dir));
+    w.argv.insert(w.argv.end(), args.begin(), args.end());
     w.env = env;
     w.env.push_back({skein::env::kRank, std::to_string(w.rank)});
     w.env.push_back({skein::env::kLocalRank, std::to_string(local)});
@@ -225,12 +238,12 @@ std::vector<std::pair<std::string, std::string>> common_env(const LaunchOptions&
 // Node 0 names the run directory (checked usable unless resuming); the other
 // nodes learn it, unless they were given it.
 std::string agree_on_run_dir(const LaunchOptions& o, core::Rendezvous& rdzv) {
-  std::string run_dir = o.run_dir;
+  std::string run_dir = o.request.run_dir;
   if (o.node_rank == 0) {
-    if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.config_path);
-    if (!o.resume) {
+    if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.request.sources.config_path);
+    if (o.request.resume_dir.empty()) {
       core::recover_run_dir(run_dir);  // an --overwrite killed in its first epoch is undone first
-      core::check_run_dir_usable(run_dir, o.overwrite);
+      core::check_run_dir_usable(run_dir, o.request.overwrite);
     }
     rdzv.publish(store_key::launcher_run_dir(), run_dir);
   } else if (run_dir.empty()) {
@@ -275,7 +288,7 @@ int launch(const LaunchOptions& o) {
     env.push_back({skein::env::kMasterPort, std::to_string(o.master_port ? o.master_port : 29500)});
   }
 
-  std::string run_dir = o.run_dir;
+  std::string run_dir = o.request.run_dir;
   int max_restarts = o.max_restarts;
   for (int number = 0;; ++number) {
     std::vector<std::pair<std::string, std::string>> attempt_env = env;

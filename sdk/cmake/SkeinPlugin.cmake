@@ -1,3 +1,23 @@
+# The plugin kinds, read from the one table of them: the SKEIN_PLUGIN_KINDS
+# X-macro of skein/plugin.hpp, at SKEIN_PLUGIN_HEADER (set by the includer:
+# sdk/CMakeLists.txt in Skein's tree, SkeinConfig.cmake in an installed SDK).
+if(NOT EXISTS "${SKEIN_PLUGIN_HEADER}")
+  message(FATAL_ERROR "SkeinPlugin.cmake: SKEIN_PLUGIN_HEADER '${SKEIN_PLUGIN_HEADER}' is no file (skein/plugin.hpp)")
+endif()
+file(READ "${SKEIN_PLUGIN_HEADER}" _skein_plugin_hpp)
+string(REGEX MATCH "\n#define SKEIN_PLUGIN_KINDS\\(X\\)([^\n]*\\\\\n)*[^\n]*" _skein_kinds_macro
+       "${_skein_plugin_hpp}")
+string(REGEX MATCHALL "X\\([a-z_]+," _skein_kinds "${_skein_kinds_macro}")
+list(TRANSFORM _skein_kinds REPLACE "X\\(([a-z_]+)," "\\1")
+if(NOT _skein_kinds)
+  message(FATAL_ERROR "SkeinPlugin.cmake: no SKEIN_PLUGIN_KINDS(X) table in ${SKEIN_PLUGIN_HEADER}")
+endif()
+set_property(GLOBAL PROPERTY SKEIN_PLUGIN_KINDS "${_skein_kinds}")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${SKEIN_PLUGIN_HEADER}")
+unset(_skein_plugin_hpp)
+unset(_skein_kinds_macro)
+unset(_skein_kinds)
+
 # skein_add_plugin(<target> KIND <kind> SOURCES <src>... [LIBRARIES <lib>...]
 #                  [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
 #
@@ -7,7 +27,7 @@
 # Used by Skein's own plugins and by third-party plugins alike.
 function(skein_add_plugin target)
   cmake_parse_arguments(ARG "NO_INSTALL" "KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
-  set(kinds callback history parallel model dataset loss optimizer)
+  get_property(kinds GLOBAL PROPERTY SKEIN_PLUGIN_KINDS)
   if(NOT ARG_KIND IN_LIST kinds)
     message(FATAL_ERROR "skein_add_plugin(${target}): KIND must be one of ${kinds}, got '${ARG_KIND}'")
   endif()

@@ -10,9 +10,10 @@
 
 #include <torch/nn/functional/loss.h>
 
-#include "plugin_paths.hpp"
+#include "skein/host/option_limits.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/host/plugin_registry.hpp"
+#include "plugin_paths.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history_backend.hpp"
@@ -90,6 +91,7 @@ std::shared_ptr<I> Harness::create(const std::string& name, const nlohmann::json
   const std::string where = slot + " (plugin '" + name + "')";
   auto values = core::validate_options(record.options, options.is_null() ? nlohmann::json::object() : options,
                                        where, "");
+  core::check_option_limits(record.options, values, where, "");
   impl_->options.push_back(std::make_unique<Options>(where, std::move(values)));
   return impl_->registry.create<I>(record, PluginArgs{*impl_->options.back(), impl_->run, data});
 }

@@ -27,7 +27,8 @@ bool matches_type(OptionType type, const nlohmann::json& v) {
     case OptionType::boolean: return v.is_boolean();
     case OptionType::integer: return is_int64(v);
     case OptionType::number: return v.is_number();
-    case OptionType::string: return v.is_string();
+    case OptionType::string:
+    case OptionType::choice: return v.is_string();
     case OptionType::int_list:
       return all_of(v, is_int64);
     case OptionType::number_list:

@@ -17,6 +17,7 @@
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/json.hpp"
+#include "skein/detail/option_default.hpp"  // limits_fit
 #include "skein/detail/version.hpp"
 
 namespace fs = boost::filesystem;
@@ -94,6 +95,29 @@ std::string name_from_file(const std::string& path) {
   return stem.rfind("lib", 0) == 0 ? stem.substr(3) : stem;
 }
 
+// One option of a manifest; its text is kept by `keep`. `who` names the plugin in errors.
+template <class Keep>
+OptionSpec option_from_manifest(const nlohmann::json& o, Keep& keep, const std::string& who) {
+  OptionSpec spec{};
+  spec.name = keep(o.at("name").get<std::string>());
+  const std::string type = o.at("type").get<std::string>();
+  bool typed = false;
+  for (int t = static_cast<int>(OptionType::boolean); t <= static_cast<int>(OptionType::choice); ++t)
+    if (type == option_type_name(static_cast<OptionType>(t))) spec.type = static_cast<OptionType>(t), typed = true;
+  if (!typed) throw PluginError(who + ": option type '" + type + "' is unknown");
+  spec.default_json = o.at("default").is_null() ? nullptr : keep(o.at("default").get<std::string>());
+  spec.doc = keep(o.at("doc").get<std::string>());
+  if (o.contains("choices")) {
+    std::string choices;
+    for (const auto& c : o.at("choices")) choices += (choices.empty() ? "" : "|") + c.get<std::string>();
+    spec.choices = keep(choices);
+  }
+  if (o.contains("range")) spec.range = keep(o.at("range").get<std::string>());
+  if (!option_default::limits_fit(spec))
+    throw PluginError(who + ": option '" + spec.name + "' has malformed choices or range, or a default outside them");
+  return spec;
+}
+
 }  // namespace
 
 // Nothing of a file is loaded before it passes here: a file without a
@@ -140,18 +164,8 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
     rec.description = m.at("description").get<std::string>();
     rec.text = std::make_shared<std::deque<std::string>>();
     auto keep = [&](const std::string& s) { return rec.text->emplace_back(s).c_str(); };
-    for (const auto& o : m.at("options")) {
-      OptionSpec spec{};
-      spec.name = keep(o.at("name").get<std::string>());
-      const std::string type = o.at("type").get<std::string>();
-      bool typed = false;
-      for (int t = static_cast<int>(OptionType::boolean); t <= static_cast<int>(OptionType::list); ++t)
-        if (type == option_type_name(static_cast<OptionType>(t))) spec.type = static_cast<OptionType>(t), typed = true;
-      if (!typed) throw PluginError("plugin '" + rec.name + "' (" + path + "): option type '" + type + "' is unknown");
-      spec.default_json = o.at("default").is_null() ? nullptr : keep(o.at("default").get<std::string>());
-      spec.doc = keep(o.at("doc").get<std::string>());
-      rec.options.push_back(spec);
-    }
+    for (const auto& o : m.at("options"))
+      rec.options.push_back(option_from_manifest(o, keep, "plugin '" + rec.name + "' (" + path + ")"));
     debug("read the manifest of " + path + " (not loaded)");
     return rec;
   } catch (const nlohmann::json::exception& e) {
@@ -210,11 +224,8 @@ PluginRecord PluginRegistry::load_library(const std::string& path) const {
   rec.version = info.version ? info.version : "";
   rec.description = info.description ? info.description : "";
   rec.kind = info.kind;
-  for (std::uint32_t i = 0; i < info.option_count; ++i) {
-    const OptionSpec& spec = info.options[i];
-    if (!spec.name) throw PluginError("plugin '" + name + "' (" + path + "): option without a name");
-    rec.options.push_back(spec);
-  }
+  // Its options come from the manifest (read_manifest): info.options is an
+  // array of the plugin's OptionSpec, whose size grew in API 3.1.
   rec.create = library->get<void*(const PluginArgs*)>(SKEIN_STR(SKEIN_PLUGIN_CREATE_SYMBOL));
   rec.library = std::move(library);
   return rec;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "skein/host/option_limits.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/host/suggest.hpp"
 #include "skein/errors.hpp"
@@ -254,6 +255,7 @@ PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, 
   use.where = where;
   use.path = path;
   use.options = validate_options(rec.options, entry, where, path, {"plugin"});
+  check_option_limits(rec.options, use.options, use.make_options().owner(), path);
   return use;
 }
 

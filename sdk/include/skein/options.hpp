@@ -19,7 +19,8 @@ enum class OptionType : std::uint32_t {
   number_list,
   string_list,
   object,
-  list,  // a list of anything (e.g. of objects)
+  list,    // a list of anything (e.g. of objects)
+  choice,  // API 3.1: a string, one of the option's declared choices
 };
 
 // "bool", "int", "number", "string", "int list", ... (constexpr: plugin
@@ -35,6 +36,7 @@ constexpr const char* option_type_name(OptionType t) {
     case OptionType::string_list: return "string list";
     case OptionType::object: return "object";
     case OptionType::list: return "list";
+    case OptionType::choice: return "choice";
   }
   return "unknown";
 }
@@ -42,12 +44,41 @@ inline const char* to_string(OptionType t) { return option_type_name(t); }
 
 // One option of a plugin's schema: plain data, readable before the plugin runs.
 // `default_json` is the default as JSON text; nullptr marks a required option.
+// The host checks a value against `choices` and `range` before the plugin is
+// made, and the error names the plugin and the option (SKEIN_CHOICES,
+// SKEIN_RANGE in skein/plugin.hpp declare them).
 struct OptionSpec {
   const char* name;
   OptionType type;
   const char* default_json;
   const char* doc;
+  // API 3.1 (new fields go at the end; the host reads options from a plugin's
+  // manifest, never from this array):
+  const char* choices = nullptr;  // a choice's allowed values, '|' between them: "min|max"
+  // The values an int or number option (or each value of such a list) may take,
+  // as an interval: "[0, 1]", "(0, 1)", "[1, )" (no upper bound), "(0, )" (positive).
+  const char* range = nullptr;
 };
+
+// What SKEIN_CHOICES and SKEIN_RANGE write: the limits an option declaration
+// may end with, applied by option_spec().
+struct OptionChoices {
+  const char* text;
+};
+struct OptionRange {
+  const char* text;
+};
+constexpr void apply_limit(OptionSpec& spec, OptionChoices choices) { spec.choices = choices.text; }
+constexpr void apply_limit(OptionSpec& spec, OptionRange range) { spec.range = range.text; }
+
+// One option's spec, with its limits (SKEIN_OPTION writes it).
+template <class... Limits>
+constexpr OptionSpec option_spec(const char* name, OptionType type, const char* default_json, const char* doc,
+                                 Limits... limits) {
+  OptionSpec spec{name, type, default_json, doc};
+  (apply_limit(spec, limits), ...);
+  return spec;
+}
 
 // Validated option values of one plugin instance (defaults filled in).
 // Getters throw skein::ConfigError naming the owner and the key.
@@ -114,6 +145,7 @@ template <> struct OptionValue<OptionType::object> {
   static type read(const Options& o, const std::string& k) { return o.json().value(k, nlohmann::json()); }
 };
 template <> struct OptionValue<OptionType::list> : OptionValue<OptionType::object> {};
+template <> struct OptionValue<OptionType::choice> : OptionValue<OptionType::string> {};
 template <OptionType T> using option_value_t = typename OptionValue<T>::type;
 
 }  // namespace skein

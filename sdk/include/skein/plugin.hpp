@@ -31,7 +31,9 @@ struct RunStore;
 // The plugin kinds, the one table of them: X(kind, interface), in the order
 // of their values, which are part of the ABI (1, 2, ...; new kinds are
 // appended: API minor 1 added loss and optimizer). The enum, the list of all
-// kinds, the kind <-> interface maps and to_string are written from it.
+// kinds, the kind <-> interface maps and to_string are written from it;
+// sdk/cmake/SkeinPlugin.cmake and scripts/plugin_docs.py read the kinds from
+// this file (keep the #define at the start of its line, each entry as X(kind, ...)).
 #define SKEIN_PLUGIN_KINDS(X)                                                        \
   X(callback, Callback) X(history, HistoryBackend) X(parallel, Parallel) X(model, Model) \
   X(dataset, Dataset) X(loss, Loss) X(optimizer, OptimizerFactory)
@@ -88,31 +90,54 @@ using CreateFn = void* (*)(const PluginArgs*);
 #define SKEIN_PLUGIN_INFO_SYMBOL skein_plugin_info
 #define SKEIN_PLUGIN_CREATE_SYMBOL skein_plugin_create
 
-#define SKEIN_OPTION(NAME, TYPE, DEFAULT_JSON, DOC) \
-  ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, DEFAULT_JSON, DOC }
-#define SKEIN_REQUIRED_OPTION(NAME, TYPE, DOC) \
-  ::skein::OptionSpec { NAME, ::skein::OptionType::TYPE, nullptr, DOC }
+// An option: name, type, default (JSON text), doc, then its limits if any:
+//   SKEIN_OPTION("patience", integer, "3", "Epochs to wait", SKEIN_RANGE("[0, )"))
+//   SKEIN_OPTION("mode", choice, "\"min\"", "Which way is better", SKEIN_CHOICES("min|max"))
+// The host refuses a value outside them before the plugin is made, with one
+// line naming the plugin and the option; `skein plugins describe` and the
+// docs show them. SKEIN_PLUGIN checks at compile time that they are well
+// formed and that the default keeps to them. (API 3.1)
+#define SKEIN_OPTION(NAME, TYPE, DEFAULT_JSON, DOC, ...) \
+  ::skein::option_spec(NAME, ::skein::OptionType::TYPE, DEFAULT_JSON, DOC __VA_OPT__(, ) __VA_ARGS__)
+#define SKEIN_REQUIRED_OPTION(NAME, TYPE, DOC, ...) SKEIN_OPTION(NAME, TYPE, nullptr, DOC __VA_OPT__(, ) __VA_ARGS__)
+// A choice's allowed values, '|' between them: SKEIN_CHOICES("norm|value").
+#define SKEIN_CHOICES(TEXT) ::skein::OptionChoices{TEXT}
+// An interval of allowed values (for int, number and their lists: each value):
+// "[lo, hi]", "(lo, hi)", "[lo, hi)", "[lo, )" (no upper bound), "(0, )" (positive).
+#define SKEIN_RANGE(TEXT) ::skein::OptionRange{TEXT}
+// A choice option with its default and choices as plain words:
+//   SKEIN_CHOICE_OPTION("mode", "min", "min|max", "Which way is better")
+#define SKEIN_CHOICE_OPTION(NAME, DEFAULT, CHOICES, DOC) \
+  SKEIN_OPTION(NAME, choice, "\"" DEFAULT "\"", DOC, SKEIN_CHOICES(CHOICES))
 
-// Options declared once: an X-macro list of X(name, type, default_json, doc)
-// gives both the schema entries (SKEIN_OPTION_SPECS) and a struct of typed
-// values read from the validated options (SKEIN_OPTIONS_STRUCT), in the way
-// of libtorch's TORCH_ARG. A required option has default_json nullptr.
+// Options declared once: an X-macro list of X(name, type, default_json, doc
+// [, limits...]) gives the schema entries (SKEIN_OPTION_SPECS), a struct of
+// typed values read from the validated options (SKEIN_OPTIONS_STRUCT), in the
+// way of libtorch's TORCH_ARG, and the options' names as constants
+// (STRUCT::names::NAME), for messages about an option: its name is written
+// once. A required option has default_json nullptr.
 //
-//   #define MY_OPTIONS(X)                                   \
-//     X(patience, integer, "3", "Epochs to wait")           \
+//   #define MY_OPTIONS(X)                                                  \
+//     X(patience, integer, "3", "Epochs to wait", SKEIN_RANGE("[0, )"))    \
+//     X(mode, choice, "\"min\"", "Which way is better", SKEIN_CHOICES("min|max")) \
 //     X(monitor, string, nullptr, "History key to watch")
 //   SKEIN_OPTIONS_STRUCT(MyOptions, MY_OPTIONS)  // MyOptions{args.options}.patience: std::int64_t
 //   SKEIN_PLUGIN(MyStopper, callback, "my_stopper", "1.0.0", "...", SKEIN_OPTION_SPECS(MY_OPTIONS))
-#define SKEIN_OPTION_FIELD_(NAME, TYPE, DEFAULT_JSON, DOC) ::skein::option_value_t<::skein::OptionType::TYPE> NAME{};
-#define SKEIN_OPTION_READ_(NAME, TYPE, DEFAULT_JSON, DOC) \
+//   ... args.options.fail(MyOptions::names::monitor, "names no history key");
+#define SKEIN_OPTION_FIELD_(NAME, TYPE, ...) ::skein::option_value_t<::skein::OptionType::TYPE> NAME{};
+#define SKEIN_OPTION_READ_(NAME, TYPE, ...) \
   NAME = ::skein::OptionValue<::skein::OptionType::TYPE>::read(options, #NAME);
-#define SKEIN_OPTION_SPEC_(NAME, TYPE, DEFAULT_JSON, DOC) , SKEIN_OPTION(#NAME, TYPE, DEFAULT_JSON, DOC)
+#define SKEIN_OPTION_NAME_(NAME, ...) static constexpr const char* NAME = #NAME;
+#define SKEIN_OPTION_SPEC_(NAME, ...) , SKEIN_OPTION(#NAME, __VA_ARGS__)
 #define SKEIN_DROP_FIRST_(...) SKEIN_DROP_FIRST_I_(__VA_ARGS__)
 #define SKEIN_DROP_FIRST_I_(FIRST, ...) __VA_ARGS__
 #define SKEIN_OPTION_SPECS(LIST) SKEIN_DROP_FIRST_(LIST(SKEIN_OPTION_SPEC_))
 #define SKEIN_OPTIONS_STRUCT(STRUCT, LIST)                                  \
   struct STRUCT {                                                           \
     LIST(SKEIN_OPTION_FIELD_)                                               \
+    struct names {                                                          \
+      LIST(SKEIN_OPTION_NAME_)                                              \
+    };                                                                      \
     STRUCT() = default;                                                     \
     explicit STRUCT(const ::skein::Options& options) { LIST(SKEIN_OPTION_READ_) } \
   };

@@ -6,7 +6,8 @@
 //
 // {"skein_manifest": 1, "api": [major, minor], "name": ..., "kind": ...,
 //  "version": ..., "description": ..., "fingerprint": ...,
-//  "options": [{"name": ..., "type": ..., "default": <JSON text or null>, "doc": ...}]}
+//  "options": [{"name": ..., "type": ..., "default": <JSON text or null>, "doc": ...,
+//               "choices": [...], "range": "[lo, hi]"}]}  (the last two where declared; API 3.1)
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -28,9 +29,10 @@ struct Writer {
   constexpr void raw(const char* s) {
     while (*s) put(*s++);
   }
-  constexpr void quoted(const char* s) {
+  // `s` as a JSON string, up to its end or the character `stop`.
+  constexpr void quoted(const char* s, char stop = '\0') {
     put('"');
-    for (; *s; ++s) {
+    for (; *s && *s != stop; ++s) {
       const char c = *s;
       if (c == '"' || c == '\\') {
         put('\\');
@@ -87,6 +89,20 @@ constexpr void write(Writer& w, const Fields& f) {
       w.raw("null");
     w.raw(",\"doc\":");
     w.quoted(o.doc ? o.doc : "");
+    if (o.choices) {
+      w.raw(",\"choices\":[");
+      for (const char* c = o.choices;; ++c) {  // each word up to the next '|'
+        w.quoted(c, '|');
+        while (*c && *c != '|') ++c;
+        if (!*c) break;
+        w.put(',');
+      }
+      w.put(']');
+    }
+    if (o.range) {
+      w.raw(",\"range\":");
+      w.quoted(o.range);
+    }
     w.put('}');
   }
   w.raw("]}");

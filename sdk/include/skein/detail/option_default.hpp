@@ -4,8 +4,11 @@
 // ("null", meaning "not set", fits every type). The default is pasted into the
 // plugin's manifest as is, so a bad one would otherwise surface only when a
 // user runs the plugin. A small recursive-descent JSON validator, constexpr.
+// The same goes for an option's limits (API 3.1): well formed, and kept by
+// the default (option_limits.hpp reads them).
 #include <cstddef>
 
+#include "skein/detail/option_limits.hpp"
 #include "skein/options.hpp"
 
 namespace skein::option_default {
@@ -13,8 +16,8 @@ namespace skein::option_default {
 // What a JSON value is, as far as option types care.
 enum class Kind { invalid, null, boolean, integer, number, string, array, object };
 
+using option_limits::is_digit;
 constexpr bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
 constexpr bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 constexpr std::size_t skip_space(const char* s, std::size_t i) {
@@ -52,28 +55,8 @@ constexpr std::size_t parse_string(const char* s, std::size_t i) {
 
 // Sets `integral` to whether the number has neither fraction nor exponent.
 constexpr std::size_t parse_number(const char* s, std::size_t i, bool& integral) {
-  integral = true;
-  if (s[i] == '-') ++i;
-  if (s[i] == '0') {
-    ++i;
-  } else if (is_digit(s[i])) {
-    while (is_digit(s[i])) ++i;
-  } else {
-    return npos;
-  }
-  if (s[i] == '.') {
-    integral = false;
-    if (!is_digit(s[++i])) return npos;
-    while (is_digit(s[i])) ++i;
-  }
-  if (s[i] == 'e' || s[i] == 'E') {
-    integral = false;
-    ++i;
-    if (s[i] == '+' || s[i] == '-') ++i;
-    if (!is_digit(s[i])) return npos;
-    while (is_digit(s[i])) ++i;
-  }
-  return i;
+  double value = 0;
+  return option_limits::read_number(s, i, value, integral);
 }
 
 constexpr std::size_t parse_value(const char* s, std::size_t i, Kind& kind, Kind& element);
@@ -147,15 +130,57 @@ constexpr bool fits(OptionType type, const char* json) {
     case OptionType::string_list: return kind == Kind::array && (empty || element == Kind::string);
     case OptionType::object: return kind == Kind::object;
     case OptionType::list: return kind == Kind::array;
+    case OptionType::choice: return kind == Kind::string;
   }
   return false;
 }
 
-// The index of the first option whose default does not fit its type, or -1.
-// `options` ends with a spec whose name is nullptr (as SKEIN_PLUGIN writes).
+// Whether the number, or each number of the list, `json` holds (it fits its
+// type) is in `range`.
+constexpr bool numbers_in_range(const char* json, const option_limits::Range& range) {
+  std::size_t i = skip_space(json, 0);
+  if (json[i] == 'n') return true;  // null: not set
+  const bool list = json[i] == '[';
+  if (list) i = skip_space(json, i + 1);
+  while (json[i] != ']' && json[i] != '\0') {
+    double value = 0;
+    i = option_limits::read_number(json, i, value);
+    if (i == npos || !option_limits::in_range(range, value)) return false;
+    i = skip_space(json, i);
+    if (json[i] == ',') i = skip_space(json, i + 1);
+    if (!list) break;
+  }
+  return true;
+}
+
+// Whether the string `json` holds (it fits its type) is one of `choices`.
+constexpr bool is_one_of(const char* json, const char* choices) {
+  std::size_t i = skip_space(json, 0);
+  if (json[i] == 'n') return true;  // null: not set
+  std::size_t end = i + 1;
+  while (json[end] != '"') ++end;
+  return option_limits::is_choice(choices, json + i + 1, end - i - 1);
+}
+
+// Whether the option's limits are well formed for its type (a choice has
+// choices, and only a choice; a range goes with int, number and their lists)
+// and its default keeps to them.
+constexpr bool limits_fit(const OptionSpec& o) {
+  const bool choice = o.type == OptionType::choice;
+  if (choice != (o.choices != nullptr) || (choice && !option_limits::valid_choices(o.choices))) return false;
+  if (o.range && !(option_limits::ranged_type(o.type) && option_limits::parse_range(o.range).valid)) return false;
+  if (!o.default_json) return true;
+  if (choice) return is_one_of(o.default_json, o.choices);
+  return !o.range || numbers_in_range(o.default_json, option_limits::parse_range(o.range));
+}
+
+// The index of the first option whose default does not fit its type, or
+// whose limits are malformed or refuse its default; -1 if none. `options`
+// ends with a spec whose name is nullptr (as SKEIN_PLUGIN writes).
 constexpr int first_bad_default(const OptionSpec* options) {
   for (int i = 0; options[i].name; ++i)
-    if (options[i].default_json && !fits(options[i].type, options[i].default_json)) return i;
+    if ((options[i].default_json && !fits(options[i].type, options[i].default_json)) || !limits_fit(options[i]))
+      return i;
   return -1;
 }
 
@@ -165,7 +190,8 @@ template <int BadOptionIndex>
 struct check_defaults {
   static_assert(BadOptionIndex < 0,
                 "SKEIN_OPTION: the option at position BadOptionIndex (from 0) has a default that is not "
-                "JSON of its declared type (a string default needs quotes: \"\\\"text\\\"\")");
+                "JSON of its declared type (a string default needs quotes: \"\\\"text\\\"\"), or malformed "
+                "choices or range (SKEIN_CHOICES, SKEIN_RANGE), or a default outside them");
   static constexpr bool ok = true;
 };
 
