@@ -131,6 +131,12 @@ BOOST_AUTO_TEST_CASE(describe_prints_every_option) {
   BOOST_TEST(r.exit_code == 0);
   for (const char* part : {"hidden", "int list", "[256, 128]", "activation", "dropout"})
     BOOST_TEST(contains(r.out, part), part);
+  // Declared limits (API 3.1): a choice's values, a range in words.
+  for (const char* part : {"choice", "must be relu, gelu, tanh, sigmoid, leaky_relu or elu", "must be in [0, 1)"})
+    BOOST_TEST(contains(r.out, part), part);
+  const auto json = nlohmann::json::parse(test::run(kSkein + " plugins describe mlp --json").out);
+  BOOST_TEST(json.dump().find(R"("choices":["relu","gelu","tanh","sigmoid","leaky_relu","elu"])") != std::string::npos,
+             json.dump());
   auto missing = test::run(kSkein + " plugins describe mpl");
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(one_error_line(missing), missing.err);

@@ -209,19 +209,36 @@ BOOST_AUTO_TEST_CASE(two_plugins_for_one_slot_is_an_error_naming_both) {
 
 BOOST_AUTO_TEST_CASE(plugin_errors_in_constructors_name_the_plugin) {
   auto cfg = test::synthetic_config();
-  cfg["model"]["dropout"] = 2.0;
+  cfg["model"] = {{"plugin", "cnn"}};
   test::write_text(tmp.str("c.json"), cfg.dump());
   auto rc = resolve_config(ConfigSources{tmp.str("c.json"), {}, {}}, registry);
   skein::RunInfo run;
-  skein::DataInfo info{{16}, 4};
+  skein::DataInfo info{{16}, 4};  // not an image: cnn refuses it
   auto opts = rc.model.make_options();
   try {
     registry.create<skein::Model>(*rc.model.record, skein::PluginArgs{opts, run, &info});
     BOOST_FAIL("expected an error");
   } catch (const ConfigError& e) {
-    BOOST_TEST(mentions(e.what(), "plugin 'mlp'"), e.what());
-    BOOST_TEST(mentions(e.what(), "dropout"), e.what());
+    BOOST_TEST(mentions(e.what(), "plugin 'cnn'"), e.what());
+    BOOST_TEST(mentions(e.what(), "option 'channels' needs image inputs"), e.what());
   }
+}
+
+// A value outside an option's declared limits (API 3.1) is refused with the
+// config, before any plugin is made, naming the file, the plugin and the option.
+BOOST_AUTO_TEST_CASE(values_outside_declared_limits_are_refused_with_the_config) {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["dropout"] = 2.0;
+  auto err = error_of(cfg);
+  BOOST_TEST(mentions(err, "model (plugin 'mlp'): option 'dropout' must be in [0, 1), got 2.0"), err);
+  cfg["model"]["dropout"] = 0.5;
+  cfg["model"]["activation"] = "swish";
+  err = error_of(cfg);
+  BOOST_TEST(mentions(err, "option 'activation' must be relu, gelu, tanh, sigmoid, leaky_relu or elu, got 'swish'"),
+             err);
+  cfg["model"]["activation"] = "gelu";  // a listed choice
+  test::write_text(tmp.str("c.json"), cfg.dump());
+  BOOST_TEST(resolve_config(ConfigSources{tmp.str("c.json"), {}, {}}, registry).model.options["activation"] == "gelu");
 }
 
 BOOST_AUTO_TEST_CASE(a_plugin_flag_for_the_configs_own_slot_plugin_updates_its_options) {

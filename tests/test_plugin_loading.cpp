@@ -70,6 +70,11 @@ BOOST_AUTO_TEST_CASE(bundled_plugins_are_discovered_with_their_metadata) {
   BOOST_REQUIRE(!mlp.options.empty());
   BOOST_TEST(std::string(mlp.options[0].name) == "hidden");
   BOOST_TEST(std::string(mlp.options[0].default_json) == "[256, 128]");
+  // The limits come with the manifest (API 3.1).
+  BOOST_TEST(std::string(mlp.options[0].range) == "(0, )");
+  BOOST_TEST((mlp.options[1].type == skein::OptionType::choice));
+  BOOST_TEST(std::string(mlp.options[1].choices) == "relu|gelu|tanh|sigmoid|leaky_relu|elu");
+  BOOST_TEST(!mlp.options[1].range);
 }
 
 BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {

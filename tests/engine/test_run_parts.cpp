@@ -51,13 +51,13 @@ BOOST_AUTO_TEST_CASE(the_models_initial_weights_depend_on_the_seed_alone) {
 
 BOOST_AUTO_TEST_CASE(an_option_error_of_a_plugins_constructor_is_located_in_the_config) {
   auto cfg = test::synthetic_config();
-  cfg["model"]["hidden"] = {0};
+  cfg["optimizer"] = {{"name", "sgd"}, {"nesterov", true}};  // valid alone; sgd refuses it without momentum
   const auto c = config(cfg);
   try {
     skein::core::RunParts parts({c, registry, run, log});
-    BOOST_FAIL("a hidden layer of 0 units was accepted");
+    BOOST_FAIL("nesterov without momentum was accepted");
   } catch (const skein::core::ConfigPathError& e) {
-    BOOST_TEST(e.path() == "model.hidden");
+    BOOST_TEST(e.path() == "optimizer.nesterov");
   }
 }
 

@@ -15,11 +15,13 @@
 
 // Declared once (the monitor's options: SKEIN_MONITOR_OPTIONS): the schema and CheckpointOptions.
 #define CHECKPOINT_OPTIONS(X)                                                                        \
-  X(every, integer, "1", "Write epoch_NNNN every this many epochs (0: never)")                       \
+  X(every, integer, "1", "Write epoch_NNNN every this many epochs (0: never)", SKEIN_RANGE("[0, )")) \
   X(every_n_steps, integer, "0",                                                                     \
     "Write step_NNNNNNNN every this many optimizer steps, inside epochs too; --resume "               \
-    "continues at the next batch (0: never)")                                                        \
-  X(keep_last, integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep")
+    "continues at the next batch (0: never)",                                                        \
+    SKEIN_RANGE("[0, )"))                                                                            \
+  X(keep_last, integer, "1", "How many epoch_NNNN, and how many step_NNNNNNNN, to keep",             \
+    SKEIN_RANGE("[1, )"))
 
 namespace {
 
@@ -32,12 +34,10 @@ class Checkpoint final : public skein::Callback {
  private:
   Checkpoint(const skein::PluginArgs& args, const CheckpointOptions& o)
       : every_(o.every), every_n_steps_(o.every_n_steps), keep_last_(o.keep_last) {
-    if (every_ < 0) args.options.fail("every", "must be >= 0 (0: no periodic checkpoints)");
-    if (every_n_steps_ < 0) args.options.fail("every_n_steps", "must be >= 0 (0: none inside epochs)");
-    if (keep_last_ < 1) args.options.fail("keep_last", "must be at least 1");
-    if (!args.options.has("monitor")) {
+    const std::optional<std::string> key = skein::Monitor::key_in(args.options);
+    if (!key) {
       auto_options_ = args.options;  // picks valid_loss at the first epoch's end, if the run has it
-    } else if (!args.options.get_string("monitor").empty()) {
+    } else if (!key->empty()) {
       monitor_.emplace(args.options);
     }
   }
@@ -61,7 +61,7 @@ class Checkpoint final : public skein::Callback {
 
   nlohmann::json state() const override {
     nlohmann::json s = {{"kept", kept_}, {"kept_steps", kept_steps_}, {"steps", steps_}};
-    if (monitor_) s["monitor"] = monitor_->state();
+    if (monitor_) s[kMonitorState] = monitor_->state();
     return s;
   }
   void load_state(const nlohmann::json& s) override {
@@ -70,12 +70,13 @@ class Checkpoint final : public skein::Callback {
     kept_steps_.clear();
     for (const auto& k : s.value("kept_steps", nlohmann::json::array())) kept_steps_.push_back(k.get<std::string>());
     steps_ = s.value("steps", 0L);
-    if (auto_options_ && s.contains("monitor")) use_default_monitor();
-    if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
+    if (auto_options_ && s.contains(kMonitorState)) use_default_monitor();
+    if (monitor_ && s.contains(kMonitorState)) monitor_->load_state(s[kMonitorState]);
   }
 
  private:
   static constexpr const char* kDefaultMonitor = skein::history_key::kValidLoss;
+  static constexpr const char* kMonitorState = "monitor";  // the monitor's entry in state()
 
   // `monitor` left unset: valid_loss when the run validates, else no "best".
   void choose_monitor(const nlohmann::json& epoch, skein::TrainContext& ctx) {
@@ -102,9 +103,7 @@ class Checkpoint final : public skein::Callback {
   }
 
   void use_default_monitor() {
-    auto values = auto_options_->json();
-    values["monitor"] = kDefaultMonitor;
-    monitor_.emplace(skein::Options(auto_options_->owner(), values));
+    monitor_.emplace(*auto_options_, kDefaultMonitor);
     auto_options_.reset();
   }
 

@@ -11,7 +11,7 @@
 
 // Besides the monitor's: declared once, for the schema and EarlyStoppingOptions.
 #define EARLY_STOPPING_OPTIONS(X)                                                   \
-  X(patience, integer, "5", "Epochs without improvement before stopping")           \
+  X(patience, integer, "5", "Epochs without improvement before stopping", SKEIN_RANGE("[1, )")) \
   X(load_best, boolean, "false", "At the end, restore the parameters of the best epoch")
 
 namespace {
@@ -21,9 +21,7 @@ SKEIN_OPTIONS_STRUCT(EarlyStoppingOptions, EARLY_STOPPING_OPTIONS)
 class EarlyStopping final : public skein::Callback {
  public:
   explicit EarlyStopping(const skein::PluginArgs& args)
-      : monitor_(args.options), o_(args.options) {
-    if (o_.patience < 1) args.options.fail("patience", "must be at least 1");
-  }
+      : monitor_(args.options), o_(args.options) {}
 
   void on_epoch_end(skein::TrainContext& ctx) override {
     const double value = monitor_.value_in(ctx.history().last());
@@ -48,10 +46,10 @@ class EarlyStopping final : public skein::Callback {
   }
 
   nlohmann::json state() const override {
-    return {{"monitor", monitor_.state()}, {"wait", wait_}, {"best_epoch", best_epoch_}};
+    return {{kMonitorState, monitor_.state()}, {"wait", wait_}, {"best_epoch", best_epoch_}};
   }
   void load_state(const nlohmann::json& s) override {
-    monitor_.load_state(s.at("monitor"));
+    monitor_.load_state(s.at(kMonitorState));
     wait_ = s.at("wait").get<long>();
     best_epoch_ = s.at("best_epoch").get<long>();
   }
@@ -67,6 +65,7 @@ class EarlyStopping final : public skein::Callback {
     for (const auto& t : state_tensors(m)) best_.push_back(t.detach().clone());
   }
 
+  static constexpr const char* kMonitorState = "monitor";  // the monitor's entry in state()
   skein::Monitor monitor_;
   EarlyStoppingOptions o_;
   long wait_ = 0;

@@ -9,11 +9,11 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema below and GradClipOptions' typed fields.
-#define GRAD_CLIP_OPTIONS(X)                                         \
-  X(mode, string, "\"norm\"", "norm or value")                       \
-  X(max_norm, number, "1.0", "norm: largest total norm")             \
-  X(norm_type, number, "2.0", "norm: p of the p-norm")               \
-  X(clip_value, number, "1.0", "value: clamp every gradient to [-v, v]")
+#define GRAD_CLIP_OPTIONS(X)                                                                   \
+  X(mode, choice, "\"norm\"", "Clip the total norm or each value", SKEIN_CHOICES("norm|value")) \
+  X(max_norm, number, "1.0", "norm: largest total norm", SKEIN_RANGE("(0, )"))                 \
+  X(norm_type, number, "2.0", "norm: p of the p-norm", SKEIN_RANGE("(0, )"))                   \
+  X(clip_value, number, "1.0", "value: clamp every gradient to [-v, v]", SKEIN_RANGE("(0, )"))
 
 namespace {
 
@@ -21,12 +21,7 @@ SKEIN_OPTIONS_STRUCT(GradClipOptions, GRAD_CLIP_OPTIONS)
 
 class GradClip final : public skein::Callback {
  public:
-  explicit GradClip(const skein::PluginArgs& args) : o_(args.options) {
-    if (o_.mode != "norm" && o_.mode != "value") args.options.fail("mode", "must be norm or value");
-    if (!(o_.max_norm > 0)) args.options.fail("max_norm", "must be positive");
-    if (!(o_.norm_type > 0)) args.options.fail("norm_type", "must be positive");
-    if (!(o_.clip_value > 0)) args.options.fail("clip_value", "must be positive");
-  }
+  explicit GradClip(const skein::PluginArgs& args) : o_(args.options) {}
 
   void on_train_begin(skein::TrainContext& ctx) override { key_ = ctx.history().batches().key("train_grad_norm"); }
 

@@ -8,6 +8,7 @@
 
 #include "skein/kit/atomic_file.hpp"
 #include "skein/callback.hpp"
+#include "skein/history.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
@@ -49,7 +50,7 @@ void drop_lines_after(const std::string& path, long last_epoch) {
 class Jsonl final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit Jsonl(const skein::PluginArgs& args)
-      : path_(skein::run_output_path(args.options, "file", args.run)), o_(args.options) {}
+      : path_(skein::run_output_path(args.options, JsonlOptions::names::file, args.run)), o_(args.options) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;
@@ -65,15 +66,15 @@ class Jsonl final : public skein::Callback, public skein::EpochReporter {
     const auto& epoch = ctx.history().last();
     if (o_.batches) {
       long index = 0;
-      for (const auto& b : epoch.at("batches")) {
+      for (const auto& b : epoch.at(skein::history_key::kBatches)) {
         nlohmann::json line = b;
-        line["epoch"] = epoch.at("epoch");
+        line[skein::history_key::kEpoch] = epoch.at(skein::history_key::kEpoch);
         line["batch"] = index++;
         write(line);
       }
     }
     nlohmann::json line = epoch;
-    line.erase("batches");
+    line.erase(skein::history_key::kBatches);
     write(line);
   }
 

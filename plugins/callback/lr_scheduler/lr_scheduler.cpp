@@ -19,27 +19,34 @@
 // Declared once: the schema and LrScheduleOptions, LrPlateauOneCycleOptions
 // (the monitor's options, SKEIN_MONITOR_OPTIONS, come between the two).
 #define LR_SCHEDULE_OPTIONS(X)                                                                \
-  X(policy, string, "\"step\"", "step, cosine, linear, plateau or one_cycle")                 \
-  X(interval, string, "\"auto\"",                                                             \
-    "epoch or step: when the rate changes (auto: step for one_cycle, else epoch)")            \
-  X(step_size, integer, "10", "step: epochs (or steps) between decays")                       \
-  X(gamma, number, "0.1", "step: decay factor")                                               \
+  X(policy, choice, "\"step\"", "The schedule",                                               \
+    SKEIN_CHOICES("step|cosine|linear|plateau|one_cycle"))                                    \
+  X(interval, choice, "\"auto\"",                                                             \
+    "epoch or step: when the rate changes (auto: step for one_cycle, else epoch)",            \
+    SKEIN_CHOICES("auto|epoch|step"))                                                         \
+  X(step_size, integer, "10", "step: epochs (or steps) between decays", SKEIN_RANGE("[1, )")) \
+  X(gamma, number, "0.1", "step: decay factor", SKEIN_RANGE("(0, )"))                         \
   X(t_max, integer, "0",                                                                      \
-    "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)")       \
-  X(eta_min, number, "0", "cosine, linear: final rate")                                       \
+    "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)",       \
+    SKEIN_RANGE("[0, )"))                                                                     \
+  X(eta_min, number, "0", "cosine, linear: final rate", SKEIN_RANGE("[0, )"))                 \
   X(warmup_steps, integer, "0",                                                               \
-    "cosine, linear with interval step: optimizer steps of linear warm-up first")             \
-  X(warmup_start_factor, number, "0", "warm-up starts at this times the base rate")
+    "cosine, linear with interval step: optimizer steps of linear warm-up first",             \
+    SKEIN_RANGE("[0, )"))                                                                     \
+  X(warmup_start_factor, number, "0", "warm-up starts at this times the base rate",           \
+    SKEIN_RANGE("[0, 1]"))
 #define LR_PLATEAU_ONECYCLE_OPTIONS(X)                                                        \
-  X(factor, number, "0.1", "plateau: multiply the rate by this")                              \
-  X(patience, integer, "10", "plateau: epochs without improvement first")                     \
-  X(min_lr, number, "0", "plateau: lower bound of the rate")                                  \
-  X(max_lr, number, "0", "one_cycle: peak rate (0: the optimizer's lr)")                      \
-  X(total_steps, integer, "0", "one_cycle: length of the cycle (0: every step of the run)")   \
-  X(pct_start, number, "0.3", "one_cycle: share of the cycle spent rising")                   \
-  X(anneal, string, "\"cos\"", "one_cycle: cos or linear")                                    \
-  X(div_factor, number, "25", "one_cycle: initial rate = max_lr / div_factor")                \
-  X(final_div_factor, number, "10000", "one_cycle: final rate = initial / final_div_factor")
+  X(factor, number, "0.1", "plateau: multiply the rate by this", SKEIN_RANGE("(0, 1)"))       \
+  X(patience, integer, "10", "plateau: epochs without improvement first", SKEIN_RANGE("[0, )")) \
+  X(min_lr, number, "0", "plateau: lower bound of the rate", SKEIN_RANGE("[0, )"))            \
+  X(max_lr, number, "0", "one_cycle: peak rate (0: the optimizer's lr)", SKEIN_RANGE("[0, )")) \
+  X(total_steps, integer, "0", "one_cycle: length of the cycle (0: every step of the run)",   \
+    SKEIN_RANGE("[0, )"))                                                                     \
+  X(pct_start, number, "0.3", "one_cycle: share of the cycle spent rising", SKEIN_RANGE("(0, 1)")) \
+  X(anneal, choice, "\"cos\"", "one_cycle: the curve", SKEIN_CHOICES("cos|linear"))           \
+  X(div_factor, number, "25", "one_cycle: initial rate = max_lr / div_factor", SKEIN_RANGE("(0, )")) \
+  X(final_div_factor, number, "10000", "one_cycle: final rate = initial / final_div_factor",  \
+    SKEIN_RANGE("(0, )"))
 
 namespace {
 
@@ -48,24 +55,24 @@ SKEIN_OPTIONS_STRUCT(LrPlateauOneCycleOptions, LR_PLATEAU_ONECYCLE_OPTIONS)
 
 enum class Policy { step, cosine, linear, plateau, one_cycle };
 
-// `name`: the value of option policy.
-Policy policy_of(const skein::Options& o, const std::string& name) {
+constexpr const char* kMonitorState = "monitor";  // the monitor's entry in state()
+
+// `name`: the value of option policy, one of its choices.
+Policy policy_of(const std::string& name) {
   if (name == "step") return Policy::step;
   if (name == "cosine") return Policy::cosine;
   if (name == "linear") return Policy::linear;
   if (name == "plateau") return Policy::plateau;
-  if (name == "one_cycle") return Policy::one_cycle;
-  o.fail("policy", "must be step, cosine, linear, plateau or one_cycle, got '" + name + "'");
+  return Policy::one_cycle;
 }
 
 // `interval`: the value of option interval. "auto": one_cycle steps per
 // optimizer step, the others per epoch.
 bool per_step_of(const skein::Options& o, const std::string& interval, Policy policy) {
-  if (interval != "auto" && interval != "epoch" && interval != "step")
-    o.fail("interval", "must be auto, epoch or step, got '" + interval + "'");
+  const char* option = LrScheduleOptions::names::interval;
   const bool per_step = interval == "step" || (interval == "auto" && policy == Policy::one_cycle);
-  if (per_step && policy == Policy::plateau) o.fail("interval", "step does not go with policy plateau (it reads epoch values)");
-  if (!per_step && policy == Policy::one_cycle) o.fail("interval", "epoch does not go with policy one_cycle (it is per step)");
+  if (per_step && policy == Policy::plateau) o.fail(option, "step does not go with policy plateau (it reads epoch values)");
+  if (!per_step && policy == Policy::one_cycle) o.fail(option, "epoch does not go with policy one_cycle (it is per step)");
   return per_step;
 }
 
@@ -74,7 +81,7 @@ class LrScheduler final : public skein::Callback {
   explicit LrScheduler(const skein::PluginArgs& args)
       : schedule_(args.options),
         plateau_cycle_(args.options),
-        policy_(policy_of(args.options, schedule_.policy)),
+        policy_(policy_of(schedule_.policy)),
         per_step_(per_step_of(args.options, schedule_.interval, policy_)),
         step_size_(schedule_.step_size),
         gamma_(schedule_.gamma),
@@ -86,16 +93,9 @@ class LrScheduler final : public skein::Callback {
         patience_(plateau_cycle_.patience),
         min_lr_(plateau_cycle_.min_lr) {
     const auto& o = args.options;
-    if (step_size_ < 1) o.fail("step_size", "must be at least 1");
-    if (!(gamma_ > 0 && std::isfinite(gamma_))) o.fail("gamma", "must be a positive number");
-    if (t_max_ < 0) o.fail("t_max", "must be >= 0 (0: to the end of training)");
-    if (!(factor_ > 0 && factor_ < 1)) o.fail("factor", "must be in (0, 1)");
-    if (patience_ < 0) o.fail("patience", "must be >= 0");
-    if (!(min_lr_ >= 0) || !(eta_min_ >= 0)) o.fail("min_lr", "and eta_min must be >= 0");
-    if (warmup_steps_ < 0) o.fail("warmup_steps", "must be >= 0");
     if (warmup_steps_ > 0 && !(per_step_ && (policy_ == Policy::cosine || policy_ == Policy::linear)))
-      o.fail("warmup_steps", "counts optimizer steps: it needs interval step and policy cosine or linear");
-    if (!(warmup_start_factor_ >= 0 && warmup_start_factor_ <= 1)) o.fail("warmup_start_factor", "must be in [0, 1]");
+      o.fail(LrScheduleOptions::names::warmup_steps,
+             "counts optimizer steps: it needs interval step and policy cosine or linear");
     if (policy_ == Policy::plateau) monitor_.emplace(o);
     if (policy_ == Policy::one_cycle) {
       cycle_.max_lr = plateau_cycle_.max_lr;
@@ -103,14 +103,7 @@ class LrScheduler final : public skein::Callback {
       cycle_.pct_start = plateau_cycle_.pct_start;
       cycle_.div_factor = plateau_cycle_.div_factor;
       cycle_.final_div_factor = plateau_cycle_.final_div_factor;
-      const std::string& anneal = plateau_cycle_.anneal;
-      if (anneal != "cos" && anneal != "linear") o.fail("anneal", "must be cos or linear, got '" + anneal + "'");
-      cycle_.cosine = anneal == "cos";
-      if (!(cycle_.max_lr >= 0 && std::isfinite(cycle_.max_lr))) o.fail("max_lr", "must be >= 0 (0: the optimizer's lr)");
-      if (cycle_.total_steps < 0) o.fail("total_steps", "must be >= 0 (0: every optimizer step of the run)");
-      if (!(cycle_.pct_start > 0 && cycle_.pct_start < 1)) o.fail("pct_start", "must be in (0, 1)");
-      if (!(cycle_.div_factor > 0) || !(cycle_.final_div_factor > 0))
-        o.fail("div_factor", "and final_div_factor must be positive");
+      cycle_.cosine = plateau_cycle_.anneal == "cos";
     }
   }
 
@@ -165,7 +158,7 @@ class LrScheduler final : public skein::Callback {
     nlohmann::json s = {{"bad_epochs", bad_epochs_}, {"steps", steps_}};
     if (base_lr_) s["base_lr"] = *base_lr_;
     if (last_used_) s["last_used"] = *last_used_;  // inside an epoch (a step checkpoint)
-    if (monitor_) s["monitor"] = monitor_->state();
+    if (monitor_) s[kMonitorState] = monitor_->state();
     return s;
   }
   void load_state(const nlohmann::json& s) override {
@@ -174,7 +167,7 @@ class LrScheduler final : public skein::Callback {
     if (s.contains("base_lr")) base_lr_ = s["base_lr"].get<double>();
     last_used_.reset();
     if (s.contains("last_used")) last_used_ = s["last_used"].get<double>();
-    if (monitor_ && s.contains("monitor")) monitor_->load_state(s["monitor"]);
+    if (monitor_ && s.contains(kMonitorState)) monitor_->load_state(s[kMonitorState]);
   }
 
  private:

@@ -16,7 +16,7 @@
 #define PRINT_LOG_OPTIONS(X)                                   \
   X(columns, string_list, SKEIN_PRINT_LOG_DEFAULT_COLUMNS,     \
     "History keys shown, in order (absent ones are skipped)")  \
-  X(precision, integer, "4", "Digits after the decimal point")
+  X(precision, integer, "4", "Digits after the decimal point", SKEIN_RANGE("[0, 12]"))
 
 namespace {
 
@@ -28,8 +28,7 @@ class PrintLog final : public skein::Callback, public skein::EpochReporter {
       : o_(args.options),
         precision_(static_cast<int>(o_.precision)),
         chosen_(nlohmann::json(o_.columns) != nlohmann::json::parse(SKEIN_PRINT_LOG_DEFAULT_COLUMNS)) {
-    if (o_.columns.empty()) args.options.fail("columns", "must name at least one history key");
-    if (precision_ < 0 || precision_ > 12) args.options.fail("precision", "must be in [0, 12]");
+    if (o_.columns.empty()) args.options.fail(PrintLogOptions::names::columns, "must name at least one history key");
   }
 
   void on_epoch_recorded(skein::TrainContext& ctx) override {

@@ -12,9 +12,11 @@
 
 // Declared once: the schema and ProgressBarOptions.
 #define PROGRESS_BAR_OPTIONS(X)                                                   \
-  X(mode, string, "\"auto\"", "auto (tty if stdout is a terminal), tty or lines") \
-  X(every, integer, "0", "lines mode: print every N batches (0: ~10 an epoch)")   \
-  X(width, integer, "30", "tty mode: bar width in characters")
+  X(mode, choice, "\"auto\"", "auto: tty if stdout is a terminal, else lines",     \
+    SKEIN_CHOICES("auto|tty|lines"))                                              \
+  X(every, integer, "0", "lines mode: print every N batches (0: ~10 an epoch)",   \
+    SKEIN_RANGE("[0, )"))                                                         \
+  X(width, integer, "30", "tty mode: bar width in characters", SKEIN_RANGE("[10, 200]"))
 
 namespace {
 
@@ -26,10 +28,7 @@ class ProgressBar final : public skein::Callback {
  public:
   explicit ProgressBar(const skein::PluginArgs& args)
       : o_(args.options) {
-    if (o_.every < 0) args.options.fail("every", "must be >= 0 (0: about 10 lines an epoch)");
-    if (o_.width < 10 || o_.width > 200) args.options.fail("width", "must be in [10, 200]");
     const std::string& mode = o_.mode;
-    if (mode != "auto" && mode != "tty" && mode != "lines") args.options.fail("mode", "must be auto, tty or lines");
     tty_ = mode == "tty" || (mode == "auto" && isatty(STDOUT_FILENO));
   }
 

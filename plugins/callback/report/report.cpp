@@ -14,11 +14,13 @@
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
-// Declared once: the schema (the file is resolved by key: run_output_path).
+// Declared once: the schema and ReportOptions' names (the file is resolved by key: run_output_path).
 #define REPORT_OPTIONS(X)                                                   \
   X(file, string, "\"report.html\"", "File, relative to the run directory")
 
 namespace {
+
+SKEIN_OPTIONS_STRUCT(ReportOptions, REPORT_OPTIONS)
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -142,7 +144,7 @@ std::string test_section(const nlohmann::json& results) {
 
 class Report final : public skein::Callback, public skein::EpochReporter, public skein::TestReporter {
  public:
-  explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, "file", args.run)) {}
+  explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, ReportOptions::names::file, args.run)) {}
 
   void on_epoch_recorded(skein::TrainContext& ctx) override { write(ctx); }
 

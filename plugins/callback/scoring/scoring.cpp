@@ -54,21 +54,21 @@ Score parse(const std::string& name, const skein::Options& opt) {
     s.train = false;
     rest = name.substr(6);
   } else {
-    opt.fail("scores", "'" + name + "' must start with train_ or valid_");
+    opt.fail(ScoringOptions::names::scores, "'" + name + "' must start with train_ or valid_");
   }
   static const std::map<std::string, Kind> epoch_kinds = {
       {"precision", Kind::precision}, {"recall", Kind::recall}, {"f1", Kind::f1}, {"roc_auc", Kind::roc_auc},
       {"rmse", Kind::rmse},           {"mae", Kind::mae},       {"r2", Kind::r2}};
-  if (rest == "acc" && !s.train) opt.fail("scores", "valid_acc is built in");
+  if (rest == "acc" && !s.train) opt.fail(ScoringOptions::names::scores, "valid_acc is built in");
   if (const auto it = epoch_kinds.find(rest); it != epoch_kinds.end()) {
     s.kind = it->second;
   } else if (rest == "error") {
     s.error = true;
   } else if (rest.rfind("top", 0) == 0 && rest.size() > 7 && rest.compare(rest.size() - 4, 4, "_acc") == 0) {
     s.top_k = std::stol(rest.substr(3, rest.size() - 7));
-    if (s.top_k < 1) opt.fail("scores", "'" + name + "': k must be at least 1");
+    if (s.top_k < 1) opt.fail(ScoringOptions::names::scores, "'" + name + "': k must be at least 1");
   } else if (rest != "acc") {
-    opt.fail("scores", "'" + name + "' is not <phase>_ followed by acc, error, top<k>_acc, precision, recall, f1, "
+    opt.fail(ScoringOptions::names::scores, "'" + name + "' is not <phase>_ followed by acc, error, top<k>_acc, precision, recall, f1, "
                        "roc_auc, rmse, mae or r2");
   }
   return s;

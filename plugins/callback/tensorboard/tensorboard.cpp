@@ -27,7 +27,7 @@ bool is_bookkeeping(const std::string& key) {
 class TensorBoard final : public skein::Callback, public skein::EpochReporter {
  public:
   explicit TensorBoard(const skein::PluginArgs& args)
-      : dir_(skein::run_output_dir(args.options, "dir", args.run)), o_(args.options) {}
+      : dir_(skein::run_output_dir(args.options, TensorBoardOptions::names::dir, args.run)), o_(args.options) {}
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!ctx.run().is_main()) return;

@@ -30,14 +30,17 @@
   X(valid, string, "\"\"",                                                                                \
     "Validation CSV file with the same columns, used instead of valid_split (empty: valid_split)")       \
   X(target, string, "\"\"", "Target column: a header name or a 0-based index (empty: the last column)")   \
-  X(header, string, "\"auto\"",                                                                           \
-    "auto (the first row is a header when a non-target field is not a number or when it is 0,1,...,N-1; " \
-    "a warning says which an all-number first row was taken for), yes or no")                            \
-  X(task, string, "\"classification\"",                                                                   \
+  X(header, choice, "\"auto\"",                                                                           \
+    "Whether the first row is a header; auto: when a non-target field is not a number or when it is "     \
+    "0,1,...,N-1 (a warning says which an all-number first row was taken for)",                         \
+    SKEIN_CHOICES("auto|yes|no"))                                                                         \
+  X(task, choice, "\"classification\"",                                                                   \
     "classification (labels to class ids, saved as csv_classes.json), binary (two labels "               \
     "to 0/1 float targets, one output, for bce_with_logits; saved likewise) or regression "              \
-    "(float targets, one output)")                                                                       \
-  X(max_classes, integer, "1000", "Most distinct labels a classification target may hold (more is an error)") \
+    "(float targets, one output)",                                                                       \
+    SKEIN_CHOICES("classification|binary|regression"))                                                    \
+  X(max_classes, integer, "1000", "Most distinct labels a classification target may hold (more is an error)", \
+    SKEIN_RANGE("[2, )"))                                                                                 \
   X(delimiter, string, "\",\"", "Field separator, one character (e.g. \";\" or \"\\t\")")
 
 namespace {
@@ -60,24 +63,24 @@ struct Settings {
   std::int64_t max_classes = 1000;
 };
 
-HeaderMode header_mode(const skein::Options& opt, const std::string& header) {
+using Key = CsvOptions::names;  // option names, for messages
+
+// `header`: the value of option header, one of its choices.
+HeaderMode header_mode(const std::string& header) {
   if (header == "auto") return HeaderMode::automatic;
-  if (header == "yes") return HeaderMode::yes;
-  if (header == "no") return HeaderMode::no;
-  opt.fail("header", "must be auto, yes or no, got '" + header + "'");
+  return header == "yes" ? HeaderMode::yes : HeaderMode::no;
 }
 
-Task task_of(const skein::Options& opt, const std::string& task) {
+// `task`: the value of option task, one of its choices.
+Task task_of(const std::string& task) {
   if (task == "classification") return Task::classification;
-  if (task == "binary") return Task::binary;
-  if (task == "regression") return Task::regression;
-  opt.fail("task", "must be classification, binary or regression, got '" + task + "'");
+  return task == "binary" ? Task::binary : Task::regression;
 }
 
 char delimiter_of(const skein::Options& opt, const std::string& delimiter) {
-  if (delimiter.size() != 1) opt.fail("delimiter", "must be one character, got '" + delimiter + "'");
+  if (delimiter.size() != 1) opt.fail(Key::delimiter, "must be one character, got '" + delimiter + "'");
   if (delimiter == "\"" || delimiter == "\n" || delimiter == "\r")
-    opt.fail("delimiter", "cannot be the quote character or a line break");
+    opt.fail(Key::delimiter, "cannot be the quote character or a line break");
   return delimiter[0];
 }
 
@@ -85,15 +88,14 @@ Settings read_settings(const skein::Options& opt) {
   const CsvOptions o(opt);
   Settings s;
   s.train = o.train;
-  if (s.train.empty()) opt.fail("train", "must name a CSV file");
+  if (s.train.empty()) opt.fail(Key::train, "must name a CSV file");
   s.test = o.test;
   s.valid = o.valid;
   s.target = o.target;
-  s.header = header_mode(opt, o.header);
-  s.task = task_of(opt, o.task);
+  s.header = header_mode(o.header);
+  s.task = task_of(o.task);
   s.delimiter = delimiter_of(opt, o.delimiter);
   s.max_classes = o.max_classes;
-  if (s.max_classes < 2) opt.fail("max_classes", "must be at least 2, got " + std::to_string(s.max_classes));
   return s;
 }
 
@@ -215,12 +217,12 @@ std::string joined(const std::vector<std::string>& names) {
 // Why option `target` names no column of the train file (a ConfigError).
 [[noreturn]] void bad_target(const Settings& s, const skein::Options& opt, const Layout& layout) {
   if (skein_csv::parse_integer(s.target))
-    opt.fail("target", "is column index " + s.target + ", but " + s.train + " has " +
+    opt.fail(Key::target, "is column index " + s.target + ", but " + s.train + " has " +
                            std::to_string(layout.columns) + " columns (0-based)");
   if (!layout.names.empty())
-    opt.fail("target", "names '" + s.target + "', which is no column of " + s.train + " (columns: " +
+    opt.fail(Key::target, "names '" + s.target + "', which is no column of " + s.train + " (columns: " +
                            joined(layout.names) + ")");
-  opt.fail("target", "names '" + s.target + "', but " + s.train + " has no header row" +
+  opt.fail(Key::target, "names '" + s.target + "', but " + s.train + " has no header row" +
                          (s.header == HeaderMode::no ? " (option header is \"no\")"
                                                      : " (its first row is all numbers; set header \"yes\")"));
 }
@@ -235,7 +237,7 @@ Layout train_layout(const Settings& s, const skein::Options& opt, const Row& fir
   const auto target = target_column(s.target, layout.names, layout.columns);
   if (!target) bad_target(s, opt, layout);
   if (std::count(layout.names.begin(), layout.names.end(), s.target) > 1)
-    opt.fail("target", "names '" + s.target + "', which heads more than one column of " + s.train);
+    opt.fail(Key::target, "names '" + s.target + "', which heads more than one column of " + s.train);
   layout.target = *target;
   return layout;
 }
@@ -367,16 +369,16 @@ std::vector<std::string> checked_classes(const Table& t, const Layout& layout, c
   if (!layout.names.empty()) column += ", " + skein::quoted(layout.names[layout.target]);
   column += ") of " + t.file;
   if (const auto r = real_valued_label(t))
-    opt.fail("task", "is " + std::string(s.task == Task::binary ? "binary" : "classification") + ", but " + column +
+    opt.fail(Key::task, "is " + std::string(s.task == Task::binary ? "binary" : "classification") + ", but " + column +
                          " holds real numbers (" + skein::quoted(t.targets[*r]) + " on line " +
                          std::to_string(t.lines[*r]) + "), not class labels; set \"task\": \"regression\" to "
                          "predict the value");
   const auto classes = class_names(t.targets);
   if (s.task == Task::binary && classes.size() != 2)
-    opt.fail("task", "is binary, which needs exactly 2 distinct labels in " + column + "; it holds " +
+    opt.fail(Key::task, "is binary, which needs exactly 2 distinct labels in " + column + "; it holds " +
                          std::to_string(classes.size()));
   if (static_cast<std::int64_t>(classes.size()) > s.max_classes)
-    opt.fail("max_classes", "is " + std::to_string(s.max_classes) + ", but " + column + " holds " + std::to_string(classes.size()) +
+    opt.fail(Key::max_classes, "is " + std::to_string(s.max_classes) + ", but " + column + " holds " + std::to_string(classes.size()) +
                                 " distinct labels, more than max_classes (" + std::to_string(s.max_classes) +
                                 "); raise it if that many classes are meant, or set \"task\": \"regression\" for "
                                 "a real-valued target");
@@ -432,8 +434,8 @@ class CsvDataset final : public skein::InMemoryDataset, public skein::OwnValidat
       : opt_(args.options), s_(read_settings(opt_)), main_(args.run.is_main()) {
     Table train = read_train();
     std::optional<Table> test, valid;
-    if (!s_.test.empty()) test = read_held_out("test", s_.test);
-    if (!s_.valid.empty()) valid = read_held_out("valid", s_.valid);
+    if (!s_.test.empty()) test = read_held_out(Key::test, s_.test);
+    if (!s_.valid.empty()) valid = read_held_out(Key::valid, s_.valid);
     info_.input_shape = {static_cast<std::int64_t>(layout_.features())};
     std::vector<std::string> classes;
     if (s_.task != Task::regression) classes = checked_classes(train, layout_, s_, opt_);
@@ -455,7 +457,7 @@ class CsvDataset final : public skein::InMemoryDataset, public skein::OwnValidat
 
  private:
   Table read_train() {
-    std::ifstream in = open_file(opt_, "train", s_.train);
+    std::ifstream in = open_file(opt_, Key::train, s_.train);
     CsvReader reader(in, s_.train, s_.delimiter);
     const Row first = first_row(reader);
     const HeaderChoice header = train_header(s_, first);

@@ -28,13 +28,15 @@
     "Test images file (empty: no test split)")                                  \
   X(test_labels, string, "\"t10k-labels-idx1-ubyte\"", "Test labels file")      \
   X(mean, number, "0.2860", "Subtracted after scaling pixels to [0, 1]")        \
-  X(std, number, "0.3530", "Divides after subtracting the mean")                \
+  X(std, number, "0.3530", "Divides after subtracting the mean", SKEIN_RANGE("(0, )")) \
   X(classes, integer, "0", "Number of classes (0: largest label + 1)")          \
-  X(limit, integer, "0", "Use only the first N samples of each split (0: all)")
+  X(limit, integer, "0", "Use only the first N samples of each split (0: all)", \
+    SKEIN_RANGE("[0, )"))
 
 namespace {
 
 SKEIN_OPTIONS_STRUCT(IdxOptions, IDX_OPTIONS)
+using Key = IdxOptions::names;  // option names, for messages
 
 // Pixels as the model sees them: table[p] for pixel value p.
 using PixelTable = std::array<float, 256>;
@@ -118,14 +120,12 @@ class IdxDataset final : public skein::StreamingDataset {
   explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
     dir_ = o_.dir;
     if (!boost::filesystem::is_directory(dir_))
-      opt_.fail("dir", "names '" + dir_ + "', which is not a directory" +
+      opt_.fail(Key::dir, "names '" + dir_ + "', which is not a directory" +
                            (dir_ == kFashionMnistDir
                                 ? " (install the Debian package dataset-fashion-mnist)"
                                 : ""));
     std_ = o_.std;
-    if (!(std_ > 0)) opt_.fail("std", "must be positive");
     limit_ = o_.limit;
-    if (limit_ < 0) opt_.fail("limit", "must be >= 0 (0: all samples)");
     // The same operations as on a tensor of all pixels, so the same floats.
     const torch::Tensor table = torch::arange(256, torch::kUInt8)
                                     .to(torch::kFloat32)
@@ -138,8 +138,8 @@ class IdxDataset final : public skein::StreamingDataset {
     std::future<std::shared_ptr<IdxSource>> test;
     if (!o_.test_images.empty())
       test = std::async(std::launch::async,
-                        [this] { return load("test_images", o_.test_images, "test_labels", o_.test_labels); });
-    train_ = load("train_images", o_.train_images, "train_labels", o_.train_labels);
+                        [this] { return load(Key::test_images, o_.test_images, Key::test_labels, o_.test_labels); });
+    train_ = load(Key::train_images, o_.train_images, Key::train_labels, o_.train_labels);
     const auto declared = o_.classes;
     info_.num_classes = declared > 0 ? declared : train_->targets_in_memory().max().item<std::int64_t>() + 1;
     for (std::int64_t i = 1; i < train_->images().dim(); ++i) info_.input_shape.push_back(train_->images().size(i));

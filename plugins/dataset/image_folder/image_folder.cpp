@@ -20,16 +20,19 @@ namespace fs = boost::filesystem;
   X(test_root, string, "\"\"", "Test images, the same class folders (empty: none)")                     \
   X(valid_root, string, "\"\"",                                                                         \
     "Validation images, the same class folders, used instead of valid_split (empty: valid_split)")     \
-  X(size, int_list, "[]", "[height, width] to resize to ([]: keep; all images alike)")                  \
+  X(size, int_list, "[]", "[height, width] to resize to ([]: keep; all images alike)",                  \
+    SKEIN_RANGE("[1, 8192]"))                                                                           \
   X(channels, integer, "0", "1 (gray) or 3 (RGB); 0: as the first image")                               \
   X(mean, number_list, "[]", "Subtracted after scaling to [0, 1] (one value or per channel)")           \
-  X(std, number_list, "[]", "Divides after subtracting the mean")                                       \
+  X(std, number_list, "[]", "Divides after subtracting the mean", SKEIN_RANGE("(0, )"))                 \
   X(flip, boolean, "false", "Random horizontal flip of training images")                                \
-  X(cache_mb, integer, "0", "Keep up to this many MiB of decoded training images in memory (0: decode every epoch)")
+  X(cache_mb, integer, "0", "Keep up to this many MiB of decoded training images in memory (0: decode every epoch)", \
+    SKEIN_RANGE("[0, 16777216]"))
 
 namespace {
 
 SKEIN_OPTIONS_STRUCT(ImageFolderOptions, IMAGE_FOLDER_OPTIONS)
+using Key = ImageFolderOptions::names;  // option names, for messages
 
 // One image: its class and file name (the class folder's path is kept once
 // per split, so that a folder of millions of images costs little memory).
@@ -153,19 +156,17 @@ class FolderSource final : public skein::SampleSource {
 class ImageFolder final : public skein::StreamingDataset, public skein::OwnValidation {
  public:
   explicit ImageFolder(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
-    const fs::path root = directory("root");
+    const fs::path root = directory(Key::root, o_.root);
     classes_ = sorted_entries(root, true);
-    if (classes_.empty()) opt_.fail("root", "holds no class folders ('" + root.string() + "/<class>/<image>')");
-    auto train = list(root, "root");
+    if (classes_.empty()) opt_.fail(Key::root, "holds no class folders ('" + root.string() + "/<class>/<image>')");
+    auto train = list(root, Key::root);
     transform_ = make_transform((root / classes_[static_cast<std::size_t>(train.front().label)] / train.front().file).string());
     info_.input_shape = {transform_.shape.channels, transform_.shape.height, transform_.shape.width};
     info_.num_classes = static_cast<std::int64_t>(classes_.size());
-    const auto cache_mb = o_.cache_mb;
-    if (cache_mb < 0 || cache_mb > (1 << 24)) opt_.fail("cache_mb", "must be in [0, 16777216]");
     train_ = std::make_shared<FolderSource>(class_dirs(root), std::move(train), transform_,
-                                            static_cast<std::size_t>(cache_mb) << 20);
-    test_ = held_out("test_root");
-    valid_ = held_out("valid_root");
+                                            static_cast<std::size_t>(o_.cache_mb) << 20);
+    test_ = held_out(Key::test_root, o_.test_root);
+    valid_ = held_out(Key::valid_root, o_.valid_root);
   }
   skein::DataInfo info() const override { return info_; }
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
@@ -173,17 +174,18 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
   std::shared_ptr<const skein::SampleSource> valid_source() override { return valid_; }
 
  private:
-  // Test or validation images in the training root's class folders; none when not named.
-  std::shared_ptr<FolderSource> held_out(const char* key) const {
-    if (opt_.get_string(key).empty()) return nullptr;
-    const fs::path dir = directory(key);
+  // Test or validation images in the training root's class folders (option
+  // `key`, naming `path`); none when not named.
+  std::shared_ptr<FolderSource> held_out(const char* key, const std::string& path) const {
+    if (path.empty()) return nullptr;
+    const fs::path dir = directory(key, path);
     return std::make_shared<FolderSource>(class_dirs(dir), list(dir, key), transform_, 0);
   }
 
-  fs::path directory(const char* key) const {
-    const fs::path dir = opt_.get_string(key);
-    if (!fs::is_directory(dir)) opt_.fail(key, "names '" + dir.string() + "', which is not a directory");
-    return dir;
+  // The directory option `key` names (`path`).
+  fs::path directory(const char* key, const std::string& path) const {
+    if (!fs::is_directory(path)) opt_.fail(key, "names '" + path + "', which is not a directory");
+    return path;
   }
 
   std::vector<std::string> class_dirs(const fs::path& dir) const {
@@ -211,10 +213,9 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
     Transform t;
     const skein_image::Shape found = skein_image::probe(first_image);
     const auto& size = o_.size;
-    if (!size.empty() && (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || size[0] > 8192 || size[1] > 8192))
-      opt_.fail("size", "must be [] or [height, width], each in [1, 8192]");
+    if (!size.empty() && size.size() != 2) opt_.fail(Key::size, "must be [] or [height, width]");
     const auto channels = o_.channels;
-    if (channels != 0 && channels != 1 && channels != 3) opt_.fail("channels", "must be 0 (as the images), 1 or 3");
+    if (channels != 0 && channels != 1 && channels != 3) opt_.fail(Key::channels, "must be 0 (as the images), 1 or 3");
     t.shape.channels = channels ? channels : found.channels;
     t.shape.height = size.empty() ? found.height : size[0];
     t.shape.width = size.empty() ? found.width : size[1];
@@ -223,9 +224,7 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
     t.std = o_.std;
     if (t.mean.size() != t.std.size() ||
         !(t.mean.empty() || t.mean.size() == 1 || static_cast<std::int64_t>(t.mean.size()) == t.shape.channels))
-      opt_.fail("mean", "and 'std' must both be empty, one value, or one value per channel");
-    for (double v : t.std)
-      if (!(v > 0)) opt_.fail("std", "values must be positive");
+      opt_.fail(Key::mean, "and '" + std::string(Key::std) + "' must both be empty, one value, or one value per channel");
     t.flip = o_.flip;
     return t;
   }

@@ -17,7 +17,7 @@
   X(valid_inputs, string, "\"\"",                                                                   \
     ".npy of validation inputs, used instead of valid_split (empty: valid_split)")                  \
   X(valid_targets, string, "\"\"", ".npy of validation targets")                                    \
-  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)")
+  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -53,12 +53,12 @@ class NpySource final : public skein::SampleSource {
 class NpyDataset final : public skein::StreamingDataset, public skein::OwnValidation {
  public:
   explicit NpyDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
-    train_ = open({"train_inputs", o_.train_inputs}, {"train_targets", o_.train_targets});
+    using Key = NpyOptions::names;
+    train_ = open({Key::train_inputs, o_.train_inputs}, {Key::train_targets, o_.train_targets});
     info_ = skein::infer_data_info(train_->inputs(), train_->targets(), o_.classes,
                                    o_.train_inputs + " and " + o_.train_targets);
-    if (o_.classes < 0) opt_.fail("classes", "must be >= 0");
-    test_ = open_held_out("test", {"test_inputs", o_.test_inputs}, {"test_targets", o_.test_targets});
-    valid_ = open_held_out("validation", {"valid_inputs", o_.valid_inputs}, {"valid_targets", o_.valid_targets});
+    test_ = open_held_out("test", {Key::test_inputs, o_.test_inputs}, {Key::test_targets, o_.test_targets});
+    valid_ = open_held_out("validation", {Key::valid_inputs, o_.valid_inputs}, {Key::valid_targets, o_.valid_targets});
   }
   skein::DataInfo info() const override { return info_; }
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }

@@ -10,14 +10,15 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and SyntheticOptions.
-#define SYNTHETIC_OPTIONS(X)                                                      \
-  X(samples, integer, "1024", "Training samples")                                 \
-  X(test_samples, integer, "256", "Test samples (0: no test split)")              \
-  X(shape, int_list, "[1, 8, 8]", "Shape of one sample")                          \
-  X(classes, integer, "4", "Number of classes (blobs)")                           \
-  X(task, string, "\"classification\"",                                           \
-    "classification (int64 class ids) or regression (float targets, one output)") \
-  X(noise, number, "1.0", "Standard deviation around the class centre")           \
+#define SYNTHETIC_OPTIONS(X)                                                                       \
+  X(samples, integer, "1024", "Training samples", SKEIN_RANGE("(0, )"))                            \
+  X(test_samples, integer, "256", "Test samples (0: no test split)", SKEIN_RANGE("[0, )"))         \
+  X(shape, int_list, "[1, 8, 8]", "Shape of one sample", SKEIN_RANGE("(0, )"))                     \
+  X(classes, integer, "4", "Number of classes (blobs)", SKEIN_RANGE("[2, )"))                      \
+  X(task, choice, "\"classification\"",                                                            \
+    "classification (int64 class ids) or regression (float targets, one output)",                  \
+    SKEIN_CHOICES("classification|regression"))                                                    \
+  X(noise, number, "1.0", "Standard deviation around the class centre", SKEIN_RANGE("[0, )"))      \
   X(seed, integer, "0", "Seed of the data (not of the run)")
 
 namespace {
@@ -32,17 +33,10 @@ class Synthetic final : public skein::InMemoryDataset {
     info_.input_shape = o.shape;
     info_.num_classes = o.classes;
     const std::string& task = o.task;
-    if (task != "classification" && task != "regression") opt.fail("task", "must be classification or regression");
-    if (info_.input_shape.empty()) opt.fail("shape", "must name at least one dimension");
-    for (auto d : info_.input_shape)
-      if (d <= 0) opt.fail("shape", "dimensions must be positive");
-    if (info_.num_classes < 2) opt.fail("classes", "must be at least 2");
+    if (info_.input_shape.empty()) opt.fail(SyntheticOptions::names::shape, "must name at least one dimension");
     const auto samples = o.samples;
     const auto test_samples = o.test_samples;
-    if (samples <= 0) opt.fail("samples", "must be positive");
-    if (test_samples < 0) opt.fail("test_samples", "must be >= 0");
     const double noise = o.noise;
-    if (!(noise >= 0)) opt.fail("noise", "must be >= 0");
 
     auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(o.seed));
     std::vector<std::int64_t> centre_shape{info_.num_classes};

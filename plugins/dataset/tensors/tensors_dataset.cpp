@@ -12,7 +12,7 @@
   X(train, string, nullptr, "File of the training split")                                                    \
   X(test, string, "\"\"", "File of the test split (empty: none)")                                            \
   X(valid, string, "\"\"", "File of the validation split, used instead of valid_split (empty: valid_split)") \
-  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)")
+  X(classes, integer, "0", "Number of classes of integer targets (0: largest + 1)", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -21,11 +21,11 @@ SKEIN_OPTIONS_STRUCT(TensorsOptions, TENSORS_OPTIONS)
 class TensorsDataset final : public skein::InMemoryDataset, public skein::OwnValidation {
  public:
   explicit TensorsDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
-    if (o_.classes < 0) opt_.fail("classes", "must be >= 0");
-    train_ = load("train", o_.train);
+    using Key = TensorsOptions::names;
+    train_ = load(Key::train, o_.train);
     info_ = skein::infer_data_info(train_.inputs, train_.targets, o_.classes, o_.train);
-    test_ = load_held_out("test", o_.test, "test");
-    valid_ = load_held_out("valid", o_.valid, "validation");
+    test_ = load_held_out(Key::test, o_.test, "test");
+    valid_ = load_held_out(Key::valid, o_.valid, "validation");
   }
 
   std::optional<skein::TensorSplit> valid() override { return valid_; }

@@ -28,6 +28,7 @@ namespace fs = boost::filesystem;
 namespace {
 
 SKEIN_OPTIONS_STRUCT(FileStoreOptions, FILESTORE_OPTIONS)
+constexpr const char* kPath = FileStoreOptions::names::path;
 
 struct StorePath {
   std::string path;
@@ -39,12 +40,12 @@ StorePath store_path(const skein::PluginArgs& args) {
   const FileStoreOptions o(args.options);
   if (o.path.empty()) {
     if (args.run.multi_node)
-      args.options.fail("path", "must name a file on a filesystem every machine shares");
+      args.options.fail(kPath, "must name a file on a filesystem every machine shares");
     p.ours = skein::is_run_output(args.run, "history.filestore");  // asked before recording it
     p.path = skein::run_output_path(args.run, "history.filestore", args.options.owner() + ": store file");
   } else {
     p.ours = skein::is_run_output(args.run, o.path);
-    p.path = skein::run_output_path(args.options, "path", args.run);
+    p.path = skein::run_output_path(args.options, kPath, args.run);
   }
   return p;
 }
@@ -63,7 +64,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   if (run.rank == 0) {
     if (fs::exists(fs::symlink_status(path, ec))) {
       if (!where.ours)
-        args.options.fail("path", "names '" + path + "', which exists and was not created by this run; " +
+        args.options.fail(kPath, "names '" + path + "', which exists and was not created by this run; " +
                                       "skein never deletes a file it did not write (remove it yourself, or choose another path)");
       fs::remove(path, ec);
     }
@@ -74,14 +75,14 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   // first epoch: a path that cannot be written is found here instead.
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
-    args.options.fail("path", "names '" + path + "', which rank " + std::to_string(run.rank) +
+    args.options.fail(kPath, "names '" + path + "', which rank " + std::to_string(run.rank) +
                                   " cannot open for writing: " + std::strerror(errno));
   ::close(fd);
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::FileStore>(path, run.world_size);
   } catch (const std::exception& e) {
-    args.options.fail("path", "names '" + path + "', which cannot be opened: " + skein::first_line(e.what()));
+    args.options.fail(kPath, "names '" + path + "', which cannot be opened: " + skein::first_line(e.what()));
   }
   store->setTimeout(skein::to_millis(run.timeout_s));
   if (run.rank == 0 && coordinated) skein::store_set(*args.store->store, ready_key, "1");

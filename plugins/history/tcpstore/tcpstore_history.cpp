@@ -17,7 +17,7 @@
   X(host, string, "\"\"",                                                               \
     "Use a TCPStore served at this host (default: the run's store, else one "           \
     "served by rank 0)")                                                                \
-  X(port, integer, "0", "Port of that store, or of rank 0's server (0: any free port)")
+  X(port, integer, "0", "Port of that store, or of rank 0's server (0: any free port)", SKEIN_RANGE("[0, 65535]"))
 
 namespace {
 
@@ -29,9 +29,9 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   const auto& run = args.run;
   const std::string& host = o.host;
   const auto port = o.port;
-  if (port < 0 || port > 65535) opt.fail("port", "must be in [0, 65535]");
+  const std::string host_option = TcpStoreOptions::names::host;
   if (!host.empty()) {  // a store served elsewhere
-    if (port == 0) opt.fail("port", "must be set when 'host' is");
+    if (port == 0) opt.fail(TcpStoreOptions::names::port, "must be set when '" + host_option + "' is");
     return c10::make_intrusive<c10d::TCPStore>(
         host, skein::tcp_store_options(static_cast<int>(port), false, run.world_size, run.timeout_s));
   }

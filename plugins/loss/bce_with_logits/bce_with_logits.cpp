@@ -1,8 +1,6 @@
 // Loss "bce_with_logits": binary cross-entropy on logits, targets in [0, 1];
 // `pos_weight` weighs the positive term (PyTorch's pos_weight: negatives /
 // positives balances an imbalanced label), one value or one per output.
-#include <cmath>
-
 #include <torch/nn/functional/loss.h>
 
 #include "skein/errors.hpp"
@@ -12,7 +10,8 @@
 
 // Declared once: the schema and BceWithLogitsOptions.
 #define BCE_WITH_LOGITS_OPTIONS(X) \
-  X(pos_weight, number_list, "[]", "Weight of positives: one value, or one per output (empty: 1)")
+  X(pos_weight, number_list, "[]", "Weight of positives: one value, or one per output (empty: 1)", \
+    SKEIN_RANGE("(0, )"))
 
 namespace {
 
@@ -21,10 +20,7 @@ SKEIN_OPTIONS_STRUCT(BceWithLogitsOptions, BCE_WITH_LOGITS_OPTIONS)
 class BceWithLogits final : public skein::ElementwiseLoss {
  public:
   explicit BceWithLogits(const skein::PluginArgs& args)
-      : ElementwiseLoss(args.options.owner()), pos_weight_(BceWithLogitsOptions(args.options).pos_weight) {
-    for (double w : pos_weight_)
-      if (!(w > 0 && std::isfinite(w))) args.options.fail("pos_weight", "must hold finite numbers > 0");
-  }
+      : ElementwiseLoss(args.options.owner()), pos_weight_(BceWithLogitsOptions(args.options).pos_weight) {}
 
   // Share of outputs on the right side of 0 (targets above 0.5 count as 1).
   std::vector<skein::LossMetric> metrics(const torch::Tensor& outputs, const torch::Tensor& targets) const override {
@@ -40,7 +36,7 @@ class BceWithLogits final : public skein::ElementwiseLoss {
     if (!pos_weight_.empty()) {
       const std::int64_t outputs_per_sample = outputs.dim() > 1 ? outputs.size(-1) : 1;
       if (pos_weight_.size() != 1 && static_cast<std::int64_t>(pos_weight_.size()) != outputs_per_sample)
-        throw skein::OptionError("pos_weight", "loss (plugin 'bce_with_logits'): option 'pos_weight' has " +
+        throw skein::OptionError(kPosWeight, "loss (plugin 'bce_with_logits'): option '" + std::string(kPosWeight) + "' has " +
                                  std::to_string(pos_weight_.size()) + " entries, but the model outputs " +
                                  std::to_string(outputs_per_sample) + " values per sample: give 1 or " +
                                  std::to_string(outputs_per_sample));
@@ -48,6 +44,7 @@ class BceWithLogits final : public skein::ElementwiseLoss {
     }
     return F::binary_cross_entropy_with_logits(outputs, targets, options);
   }
+  static constexpr const char* kPosWeight = BceWithLogitsOptions::names::pos_weight;
   std::vector<double> pos_weight_;
 };
 

@@ -1,8 +1,6 @@
 // Loss "cross_entropy": softmax cross-entropy of class scores against class
 // ids, optionally weighted per class (imbalanced data; PyTorch's `weight`:
 // the batch loss is the weighted mean, divided by the targets' weights).
-#include <cmath>
-
 #include <torch/nn/functional/loss.h>
 
 #include "skein/errors.hpp"
@@ -11,9 +9,9 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and CrossEntropyOptions.
-#define CROSS_ENTROPY_OPTIONS(X)                                      \
-  X(label_smoothing, number, "0.0", "Label smoothing in [0, 1]")      \
-  X(weight, number_list, "[]", "Per-class weights, one per class (empty: all 1)")
+#define CROSS_ENTROPY_OPTIONS(X)                                                      \
+  X(label_smoothing, number, "0.0", "Label smoothing", SKEIN_RANGE("[0, 1]"))         \
+  X(weight, number_list, "[]", "Per-class weights, one per class (empty: all 1)", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -24,10 +22,7 @@ class CrossEntropy final : public skein::ClassificationLoss {
   explicit CrossEntropy(const skein::PluginArgs& args) : ClassificationLoss(args.options.owner()) {
     const CrossEntropyOptions o(args.options);
     smoothing_ = o.label_smoothing;
-    if (!(smoothing_ >= 0 && smoothing_ <= 1)) args.options.fail("label_smoothing", "must be in [0, 1]");
     weight_ = o.weight;
-    for (double w : weight_)
-      if (!(w >= 0 && std::isfinite(w))) args.options.fail("weight", "must hold finite numbers >= 0");
   }
 
  private:
@@ -36,13 +31,15 @@ class CrossEntropy final : public skein::ClassificationLoss {
     auto options = F::CrossEntropyFuncOptions().label_smoothing(smoothing_);
     if (!weight_.empty()) {
       if (static_cast<std::int64_t>(weight_.size()) != outputs.size(1))
-        throw skein::OptionError("weight", "loss (plugin 'cross_entropy'): option 'weight' has " + std::to_string(weight_.size()) +
+        throw skein::OptionError(kWeight, "loss (plugin 'cross_entropy'): option '" + std::string(kWeight) + "' has " +
+                                 std::to_string(weight_.size()) +
                                  " entries, but the model outputs " + std::to_string(outputs.size(1)) +
                                  " class scores: give one weight per class");
       options.weight(torch::tensor(weight_, outputs.options()));
     }
     return F::cross_entropy(outputs, targets, options);
   }
+  static constexpr const char* kWeight = CrossEntropyOptions::names::weight;
   double smoothing_ = 0;
   std::vector<double> weight_;
 };

@@ -7,7 +7,7 @@
 
 // Declared once: the schema and SmoothL1Options.
 #define SMOOTH_L1_OPTIONS(X) \
-  X(beta, number, "1.0", "Where the loss turns from quadratic to linear")
+  X(beta, number, "1.0", "Where the loss turns from quadratic to linear", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -17,7 +17,6 @@ class SmoothL1 final : public skein::ElementwiseLoss {
  public:
   explicit SmoothL1(const skein::PluginArgs& args) : ElementwiseLoss(args.options.owner()) {
     beta_ = SmoothL1Options(args.options).beta;
-    if (!(beta_ >= 0)) args.options.fail("beta", "must be >= 0");
   }
 
  private:

@@ -8,12 +8,11 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and CnnOptions.
-#define CNN_OPTIONS(X)                                                     \
-  X(channels, int_list, "[32, 64]", "Output channels of each conv block")  \
-  X(hidden, integer, "128", "Width of the hidden linear layer")            \
-  X(activation, string, "\"relu\"",                                        \
-    "relu, gelu, tanh, sigmoid, leaky_relu or elu")                        \
-  X(dropout, number, "0.25", "Dropout before the classifier, in [0, 1)")
+#define CNN_OPTIONS(X)                                                                             \
+  X(channels, int_list, "[32, 64]", "Output channels of each conv block", SKEIN_RANGE("(0, )"))    \
+  X(hidden, integer, "128", "Width of the hidden linear layer", SKEIN_RANGE("(0, )"))              \
+  SKEIN_ACTIVATION_OPTION(X)                                                                       \
+  X(dropout, number, "0.25", "Dropout before the classifier", SKEIN_RANGE("[0, 1)"))
 
 namespace {
 
@@ -25,7 +24,7 @@ class Cnn final : public skein::SequentialModel {
     const auto& opt = args.options;
     const auto& shape = args.data->input_shape;
     if (shape.size() != 3)
-      opt.fail("channels", "needs image inputs [C, H, W]; the dataset gives " +
+      opt.fail(CnnOptions::names::channels, "needs image inputs [C, H, W]; the dataset gives " +
                                std::to_string(shape.size()) + "-d samples");
     const CnnOptions o(opt);
     const std::string& act = o.activation;
@@ -43,7 +42,7 @@ class Cnn final : public skein::SequentialModel {
     }
     net_->push_back(torch::nn::Flatten());
     net_->push_back(torch::nn::Linear(channels * h * w, hidden));
-    add_activation_and_dropout(act, skein::require_probability(opt, "dropout", o.dropout), opt.owner());
+    add_activation_and_dropout(act, o.dropout, opt.owner());
     net_->push_back(torch::nn::Linear(hidden, args.data->num_classes));
   }
 
@@ -54,18 +53,16 @@ class Cnn final : public skein::SequentialModel {
     double channels = static_cast<double>(shape[0]), parameters = 0;
     std::int64_t h = shape[1], w = shape[2];
     for (auto c : blocks) {
-      if (c <= 0) opt.fail("channels", "must be positive");
-      if (h < 2 || w < 2) opt.fail("channels", "has more pooling stages than the image allows");
+      if (h < 2 || w < 2) opt.fail(CnnOptions::names::channels, "has more pooling stages than the image allows");
       parameters += skein::conv2d_parameters(channels, static_cast<double>(c), 3);
       channels = static_cast<double>(c);
       h /= 2;
       w /= 2;
     }
-    skein::check_parameters_fit(opt, "channels", parameters);
-    if (hidden <= 0) opt.fail("hidden", "must be positive");
+    skein::check_parameters_fit(opt, CnnOptions::names::channels, parameters);
     parameters += skein::linear_parameters(channels * static_cast<double>(h * w), static_cast<double>(hidden)) +
                   skein::linear_parameters(static_cast<double>(hidden), static_cast<double>(classes));
-    skein::check_parameters_fit(opt, "hidden", parameters);
+    skein::check_parameters_fit(opt, CnnOptions::names::hidden, parameters);
   }
 };
 

@@ -5,11 +5,10 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and MlpOptions.
-#define MLP_OPTIONS(X)                                                   \
-  X(hidden, int_list, "[256, 128]", "Hidden layer widths")               \
-  X(activation, string, "\"relu\"",                                      \
-    "relu, gelu, tanh, sigmoid, leaky_relu or elu")                      \
-  X(dropout, number, "0.0", "Dropout after each hidden layer, in [0, 1)")
+#define MLP_OPTIONS(X)                                                             \
+  X(hidden, int_list, "[256, 128]", "Hidden layer widths", SKEIN_RANGE("(0, )"))   \
+  SKEIN_ACTIVATION_OPTION(X)                                                       \
+  X(dropout, number, "0.0", "Dropout after each hidden layer", SKEIN_RANGE("[0, 1)"))
 
 namespace {
 
@@ -20,23 +19,21 @@ class Mlp final : public skein::SequentialModel {
   explicit Mlp(const skein::PluginArgs& args) {
     const auto& opt = args.options;
     const MlpOptions o(opt);
-    const double dropout = skein::require_probability(opt, "dropout", o.dropout);
     const auto& widths = o.hidden;
     std::int64_t in = skein::flat_size(args.data->input_shape);
     double parameters = 0;
     for (auto width : widths) {
-      if (width <= 0) opt.fail("hidden", "sizes must be positive");
       parameters += skein::linear_parameters(static_cast<double>(in), static_cast<double>(width));
       in = width;
     }
     parameters += skein::linear_parameters(static_cast<double>(in), static_cast<double>(args.data->num_classes));
-    skein::check_parameters_fit(opt, "hidden", parameters);
+    skein::check_parameters_fit(opt, MlpOptions::names::hidden, parameters);
 
     in = skein::flat_size(args.data->input_shape);
     net_->push_back(torch::nn::Flatten());
     for (auto width : widths) {
       net_->push_back(torch::nn::Linear(in, width));
-      add_activation_and_dropout(o.activation, dropout, opt.owner());
+      add_activation_and_dropout(o.activation, o.dropout, opt.owner());
       in = width;
     }
     net_->push_back(torch::nn::Linear(in, args.data->num_classes));

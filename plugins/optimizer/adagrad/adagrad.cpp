@@ -5,12 +5,12 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and AdagradValues.
-#define ADAGRAD_OPTIONS(X)                                                               \
-  X(lr, number, "0.01", "Learning rate")                                                 \
-  X(lr_decay, number, "0", "Learning-rate decay")                                        \
-  X(weight_decay, number, "0", "L2 penalty")                                             \
-  X(initial_accumulator_value, number, "0", "Initial value of the accumulators")         \
-  X(eps, number, "1e-10", "Term added to the denominator")
+#define ADAGRAD_OPTIONS(X)                                                                              \
+  X(lr, number, "0.01", "Learning rate", SKEIN_RANGE("(0, )"))                                          \
+  X(lr_decay, number, "0", "Learning-rate decay", SKEIN_RANGE("[0, )"))                                 \
+  X(weight_decay, number, "0", "L2 penalty", SKEIN_RANGE("[0, )"))                                      \
+  X(initial_accumulator_value, number, "0", "Initial value of the accumulators", SKEIN_RANGE("[0, )"))   \
+  X(eps, number, "1e-10", "Term added to the denominator", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -18,12 +18,11 @@ SKEIN_OPTIONS_STRUCT(AdagradValues, ADAGRAD_OPTIONS)
 
 torch::optim::AdagradOptions read(const skein::Options& opt) {
   const AdagradValues v(opt);
-  torch::optim::AdagradOptions o(skein::require_positive(opt, "lr", v.lr));
-  o.lr_decay(skein::require_nonnegative(opt, "lr_decay", v.lr_decay))
-      .weight_decay(skein::require_nonnegative(opt, "weight_decay", v.weight_decay))
-      .initial_accumulator_value(
-          skein::require_nonnegative(opt, "initial_accumulator_value", v.initial_accumulator_value))
-      .eps(skein::require_nonnegative(opt, "eps", v.eps));
+  torch::optim::AdagradOptions o(v.lr);
+  o.lr_decay(v.lr_decay)
+      .weight_decay(v.weight_decay)
+      .initial_accumulator_value(v.initial_accumulator_value)
+      .eps(v.eps);
   return o;
 }
 

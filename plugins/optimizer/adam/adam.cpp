@@ -8,10 +8,10 @@
 
 namespace {
 
+SKEIN_OPTIONS_STRUCT(AdamValues, ADAM_OPTIONS)
+
 torch::optim::AdamOptions read(const skein::Options& opt) {
-  torch::optim::AdamOptions o(skein::read_positive(opt, "lr"));
-  skein::read_adam_options(opt, o);
-  return o;
+  return skein::adam_like_options<torch::optim::AdamOptions>(AdamValues(opt), opt);
 }
 
 using Adam = skein::LibtorchOptimizerOf<torch::optim::Adam, torch::optim::AdamOptions, read>;

@@ -8,10 +8,10 @@
 
 namespace {
 
+SKEIN_OPTIONS_STRUCT(AdamWValues, ADAMW_OPTIONS)
+
 torch::optim::AdamWOptions read(const skein::Options& opt) {
-  torch::optim::AdamWOptions o(skein::read_positive(opt, "lr"));
-  skein::read_adam_options(opt, o);
-  return o;
+  return skein::adam_like_options<torch::optim::AdamWOptions>(AdamWValues(opt), opt);
 }
 
 using AdamW = skein::LibtorchOptimizerOf<torch::optim::AdamW, torch::optim::AdamWOptions, read>;

@@ -5,12 +5,12 @@
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and RmsPropValues.
-#define RMSPROP_OPTIONS(X)                                                               \
-  X(lr, number, "0.01", "Learning rate")                                                 \
-  X(alpha, number, "0.99", "Smoothing constant of the squared-gradient average")         \
-  X(eps, number, "1e-8", "Term added to the denominator")                                \
-  X(weight_decay, number, "0", "L2 penalty")                                             \
-  X(momentum, number, "0", "Momentum factor")                                            \
+#define RMSPROP_OPTIONS(X)                                                                                  \
+  X(lr, number, "0.01", "Learning rate", SKEIN_RANGE("(0, )"))                                              \
+  X(alpha, number, "0.99", "Smoothing constant of the squared-gradient average", SKEIN_RANGE("[0, 1]"))    \
+  X(eps, number, "1e-8", "Term added to the denominator", SKEIN_RANGE("[0, )"))                             \
+  X(weight_decay, number, "0", "L2 penalty", SKEIN_RANGE("[0, )"))                                          \
+  X(momentum, number, "0", "Momentum factor", SKEIN_RANGE("[0, )"))                                         \
   X(centered, boolean, "false", "Normalize by the gradient's estimated variance")
 
 namespace {
@@ -19,13 +19,8 @@ SKEIN_OPTIONS_STRUCT(RmsPropValues, RMSPROP_OPTIONS)
 
 torch::optim::RMSpropOptions read(const skein::Options& opt) {
   const RmsPropValues v(opt);
-  if (!(v.alpha >= 0 && v.alpha <= 1)) opt.fail("alpha", "must be in [0, 1]");
-  torch::optim::RMSpropOptions o(skein::require_positive(opt, "lr", v.lr));
-  o.alpha(v.alpha)
-      .eps(skein::require_nonnegative(opt, "eps", v.eps))
-      .weight_decay(skein::require_nonnegative(opt, "weight_decay", v.weight_decay))
-      .momentum(skein::require_nonnegative(opt, "momentum", v.momentum))
-      .centered(v.centered);
+  torch::optim::RMSpropOptions o(v.lr);
+  o.alpha(v.alpha).eps(v.eps).weight_decay(v.weight_decay).momentum(v.momentum).centered(v.centered);
   return o;
 }
 

@@ -18,18 +18,21 @@
 
 // Declared once: the schema and DdpOptions.
 #define DDP_OPTIONS(X)                                                                                 \
-  X(bucket_cap_mb, number, "25", "Largest gradient bucket, in MiB")                                   \
-  X(first_bucket_mb, number, "1", "Cap of the first bucket (small, so communication starts early)")  \
+  X(bucket_cap_mb, number, "25", "Largest gradient bucket, in MiB", SKEIN_RANGE("(0, )"))             \
+  X(first_bucket_mb, number, "1", "Cap of the first bucket (small, so communication starts early)",  \
+    SKEIN_RANGE("(0, )"))                                                                             \
   X(overlap, boolean, "true", "Launch each bucket's all-reduce during backward (false: after it)")   \
-  X(compression, string, "\"none\"",                                                                \
+  X(compression, choice, "\"none\"",                                                                \
     "none; fp16: gradients travel as float16, half the bytes, but Gloo sums "                         \
     "float16 in scalar code (all-reduce of 235k values 5.5 ms vs 2.4 ms as "                          \
     "float32 here), so it pays only on links slower than ~2.5 Gbit/s; "                               \
     "powersgd: float32 matrices travel as rank-r factors with error feedback "                        \
-    "(PowerSGD), the rest uncompressed (docs/BENCHMARKS.md, section 9)")                              \
-  X(powersgd_rank, integer, "4", "powersgd: rank r of the approximation")                             \
+    "(PowerSGD), the rest uncompressed (docs/BENCHMARKS.md, section 9)",                              \
+    SKEIN_CHOICES("none|fp16|powersgd"))                                                              \
+  X(powersgd_rank, integer, "4", "powersgd: rank r of the approximation", SKEIN_RANGE("[1, 1024]"))  \
   X(powersgd_warmup_steps, integer, "100",                                                            \
-    "powersgd: optimizer steps all-reduced uncompressed before compression starts")                   \
+    "powersgd: optimizer steps all-reduced uncompressed before compression starts",                   \
+    SKEIN_RANGE("[0, )"))                                                                             \
   X(backend, string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)")                        \
   X(gloo_host, string, "\"\"",                                                                        \
     "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "                           \
@@ -47,30 +50,20 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
   explicit Ddp(const skein::PluginArgs& args) : run_(args.run) {
     const auto& opt = args.options;
     const DdpOptions o(opt);
-    const double cap_mb = o.bucket_cap_mb;
-    const double first_mb = o.first_bucket_mb;
-    if (!(cap_mb > 0)) opt.fail("bucket_cap_mb", "must be positive");
-    if (!(first_mb > 0)) opt.fail("first_bucket_mb", "must be positive");
-    reducer_options_.cap_bytes = static_cast<std::size_t>(cap_mb * (1 << 20));
-    reducer_options_.first_cap_bytes = static_cast<std::size_t>(first_mb * (1 << 20));
+    reducer_options_.cap_bytes = static_cast<std::size_t>(o.bucket_cap_mb * (1 << 20));
+    reducer_options_.first_cap_bytes = static_cast<std::size_t>(o.first_bucket_mb * (1 << 20));
     reducer_options_.overlap = o.overlap;
     const std::string& compression = o.compression;
-    if (compression != "none" && compression != "fp16" && compression != "powersgd")
-      opt.fail("compression", "must be none, fp16 or powersgd");
     reducer_options_.fp16 = compression == "fp16";
-    const auto rank = o.powersgd_rank;
-    const auto warmup = o.powersgd_warmup_steps;
-    if (rank < 1 || rank > 1024) opt.fail("powersgd_rank", "must be from 1 to 1024");
-    if (warmup < 0) opt.fail("powersgd_warmup_steps", "must be 0 or more");
     if (compression == "powersgd") {
       skein_ddp::PowerSgdOptions powersgd;
-      powersgd.rank = static_cast<int>(rank);
-      powersgd.warmup_steps = warmup;
+      powersgd.rank = static_cast<int>(o.powersgd_rank);
+      powersgd.warmup_steps = o.powersgd_warmup_steps;
       reducer_options_.powersgd = powersgd;
     }
     const std::string& backend = o.backend;
     if (backend != "gloo" && backend != "auto")
-      opt.fail("backend", "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
+      opt.fail(DdpOptions::names::backend, "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
     if (run_.world_size == 1) return;  // nothing to synchronise
     if (!args.store || !*args.store)
       throw skein::ConfigError("parallel 'ddp': WORLD_SIZE is " + std::to_string(run_.world_size) +

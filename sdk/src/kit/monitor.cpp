@@ -7,9 +7,19 @@
 
 namespace skein {
 
-Monitor::Monitor(const Options& options) : owner_(options.owner()) {
-  key_ = options.get_string("monitor");
-  if (key_.empty()) options.fail("monitor", "must name a history key");
+namespace {
+constexpr const char* kMonitorOption = "monitor";  // SKEIN_MONITOR_OPTIONS
+}  // namespace
+
+Monitor::Monitor(const Options& options) : Monitor(options, options.get_string(kMonitorOption)) {}
+
+std::optional<std::string> Monitor::key_in(const Options& options) {
+  if (!options.has(kMonitorOption)) return std::nullopt;
+  return options.get_string(kMonitorOption);
+}
+
+Monitor::Monitor(const Options& options, std::string key) : owner_(options.owner()), key_(std::move(key)) {
+  if (key_.empty()) options.fail(kMonitorOption, "must name a history key");
   lower_ = skein::lower_is_better(key_);
   if (options.has("lower_is_better")) lower_ = options.get_bool("lower_is_better");
   if (options.has("threshold")) {
@@ -46,7 +56,7 @@ double Monitor::value_in(const nlohmann::json& epoch) const {
       continue;
     held += (held.empty() ? "" : ", ") + k.key();
   }
-  throw OptionError("monitor", owner_ + ": option 'monitor' names '" + key_ + "', which the history does not hold" +
+  throw OptionError(kMonitorOption, owner_ + ": option '" + kMonitorOption + "' names '" + key_ + "', which the history does not hold" +
                     (it != epoch.end() ? " as a number" : "") + " (it holds: " + (held.empty() ? "nothing" : held) +
                     ")");
 }

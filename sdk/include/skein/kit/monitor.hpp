@@ -3,6 +3,7 @@
 // and reduce-on-plateau do: direction from the key's name unless given,
 // a relative or absolute threshold, and NaN never an improvement.
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "skein/detail/export.hpp"
@@ -18,6 +19,12 @@ class SKEIN_EXPORT Monitor {
   // "lower_is_better" (a bool; null: from the key's name) where the schema has them.
   // Errors name the options' owner (the plugin, where the config has it).
   explicit Monitor(const Options& options);
+  // The same, watching `key` whatever the options say of "monitor" (kit 1.1).
+  Monitor(const Options& options, std::string key);
+
+  // The key the options name: nullopt when "monitor" is not set (null: the
+  // plugin may pick one), "" when set empty (kit 1.1).
+  static std::optional<std::string> key_in(const Options& options);
 
   const std::string& key() const { return key_; }
   bool lower_is_better() const { return lower_; }

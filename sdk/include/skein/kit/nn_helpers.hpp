@@ -8,6 +8,7 @@
 #include <torch/nn/modules/container/sequential.h>
 
 #include "skein/detail/export.hpp"
+#include "skein/kit/option_lists.hpp"  // SKEIN_ACTIVATION_OPTION
 #include "skein/model.hpp"
 #include "skein/options.hpp"
 

@@ -48,7 +48,19 @@ SKEIN_EXPORT double read_nonnegative(const Options& options, const std::string& 
 SKEIN_EXPORT double require_positive(const Options& options, const std::string& key, double value);
 SKEIN_EXPORT double require_nonnegative(const Options& options, const std::string& key, double value);
 
-// The options Adam and AdamW share: betas, eps, weight_decay, amsgrad.
+// The libtorch options of Adam or AdamW from the plugin's options struct
+// (SKEIN_OPTIONS_STRUCT of SKEIN_ADAM_OPTIONS, whose ranges the host checked):
+//   torch::optim::AdamOptions o = skein::adam_like_options<torch::optim::AdamOptions>(AdamValues(opt), opt);
+template <class AdamLikeOptions, class Values>
+AdamLikeOptions adam_like_options(const Values& v, const Options& options) {
+  if (v.betas.size() != 2) options.fail(Values::names::betas, "expected two numbers");
+  AdamLikeOptions o(v.lr);
+  o.betas({v.betas[0], v.betas[1]}).eps(v.eps).weight_decay(v.weight_decay).amsgrad(v.amsgrad);
+  return o;
+}
+
+// The options Adam and AdamW share: betas, eps, weight_decay, amsgrad, read
+// by name (kit 1.0; adam_like_options reads them from the options struct).
 template <class AdamLikeOptions>
 void read_adam_options(const Options& options, AdamLikeOptions& into) {
   const auto betas = options.get_number_list("betas");
