@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   static float x[BATCH * FEATURES];
   static int64_t y[BATCH];
   const int64_t xs[2] = {BATCH, FEATURES}, ys[1] = {BATCH};
-  skein_tensor in = {x, 2, xs, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
-  skein_tensor out = {y, 1, ys, SKEIN_INT64, SKEIN_ROW_MAJOR};
+  skein_tensor in = {x, 2, xs, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+  skein_tensor out = {y, 1, ys, SKEIN_INT64, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
   long steps = argc > 1 ? atol(argv[1]) : 500, i;
   int round;
   double best = 1e30, loss = 0;

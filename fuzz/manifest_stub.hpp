@@ -14,3 +14,9 @@
   namespace {                                                      \
   SKEIN_PLUGIN_MANIFEST(KIND, NAME, VERSION, DESCRIPTION, __VA_ARGS__) \
   }
+
+// ddp's texts name the distributed backends its libtorch has
+// (skein/torch_compat/process_group.hpp, which needs torch): the CPU's here.
+#ifndef SKEIN_DISTRIBUTED_BACKENDS
+#define SKEIN_DISTRIBUTED_BACKENDS "gloo"
+#endif

@@ -6,6 +6,7 @@
 
 #include "skein/detail/version.hpp"
 #include "test_support.hpp"
+#include "skein/torch_compat/backends.hpp"
 
 namespace {
 
@@ -29,12 +30,20 @@ BOOST_FIXTURE_TEST_SUITE(cli, Fixture)
 BOOST_AUTO_TEST_CASE(version_and_help) {
   auto r = test::run(kSkein + " --version");
   BOOST_TEST(r.exit_code == 0, r.err);
-  BOOST_TEST(contains(r.out, "plugin API 3.1"), r.out);
+  BOOST_TEST(contains(r.out, "plugin API " SKEIN_HOST_API), r.out);
   // The libtorch it was built with and the one it runs with (read from the
   // loaded library): the same here, and whether CUDA is in it.
   BOOST_TEST(contains(r.out, "built with:   libtorch " TORCH_VERSION), r.out);
   BOOST_TEST(contains(r.out, "running with: libtorch " TORCH_VERSION), r.out);
   BOOST_TEST((contains(r.out, "with CUDA") || contains(r.out, "CPU only")), r.out);
+  BOOST_TEST(contains(r.out, "distributed backends gloo"), r.out);
+  // ddp's description names the backends compiled in (NCCL in CUDA builds).
+  const auto ddp = test::run(kSkein + " plugins describe ddp");
+  BOOST_TEST(contains(ddp.out, "compiled in: gloo"), ddp.out);
+  BOOST_TEST(contains(ddp.out, "must be auto, gloo or nccl"), ddp.out);
+#if SKEIN_TORCH_NCCL
+  BOOST_TEST(contains(ddp.out, "compiled in: gloo, nccl"), ddp.out);
+#endif
   const auto help = test::run(kSkein + " train --help");
   BOOST_TEST(help.exit_code == 0);
   // The config's keys, with types and defaults, not only the flags.
@@ -220,6 +229,10 @@ BOOST_AUTO_TEST_CASE(train_writes_a_complete_run_directory) {
   auto results = nlohmann::json::parse(test::read_text(run_dir + "/results.json"));
   BOOST_TEST(results["test_samples"].get<int>() == 128);
   BOOST_TEST(contains(test::read_text(run_dir + "/train.log"), "valid_loss"));
+  // "device": "auto" resolved, said in both places (the CPU on a machine without a GPU).
+  const std::string device = results["device"].get<std::string>();
+  BOOST_TEST((device == "cpu" || device.rfind("cuda:", 0) == 0), device);
+  BOOST_TEST(contains(test::read_text(run_dir + "/train.log"), "Device: " + device + " (auto"));
 
   // The directory now holds a run: refused, nothing overwritten.
   auto again = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + run_dir);
@@ -262,7 +275,16 @@ BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
                        " --plugin " BROKEN_PLUGIN_DIR "/libtest_wrong_api.so");
   BOOST_TEST(api.exit_code == 2);
   BOOST_TEST(one_error_line(api), api.err);
-  BOOST_TEST(contains(api.err, "got 4.1, host supports 3.1"), api.err);
+  BOOST_TEST(contains(api.err, "got 4." SKEIN_STR(SKEIN_API_MINOR) ", host supports " SKEIN_HOST_API), api.err);
+
+  // A device that is not there: one line naming it, before anything trains.
+  auto gpu = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set device=cuda:63");
+  BOOST_TEST(gpu.exit_code == 2);
+  BOOST_TEST(one_error_line(gpu), gpu.err);
+  BOOST_TEST(contains(gpu.err, "device: 'cuda:63' asked for, but "), gpu.err);
+  auto spelling = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --set device=gpu");
+  BOOST_TEST(spelling.exit_code == 2);
+  BOOST_TEST(contains(spelling.err, "device: must be auto, cpu, cuda or cuda:N, got 'gpu'"), spelling.err);
 
   auto two = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --plugin local --plugin local");
   BOOST_TEST(two.exit_code == 2);

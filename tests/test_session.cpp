@@ -55,7 +55,7 @@ struct Fixture : test::Workspace {
 
 // A C-side view of a float buffer.
 skein_tensor view(float* data, int rank, const int64_t* shape, skein_layout layout = SKEIN_ROW_MAJOR) {
-  return skein_tensor{data, rank, shape, SKEIN_FLOAT32, static_cast<std::int32_t>(layout)};
+  return skein_tensor{data, rank, shape, SKEIN_FLOAT32, static_cast<std::int32_t>(layout), SKEIN_DEVICE_HOST, 0};
 }
 
 std::string options_for(const std::string& run_dir) {
@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(c_abi_uses_float32_inputs_in_place) {
     BOOST_TEST_REQUIRE(skein_last_value(s, "train_input_address", &seen) == SKEIN_OK, skein_last_error(s));
     BOOST_TEST(seen == here);
   }
-  skein_tensor td{&xd[0][0], 2, xs, SKEIN_FLOAT64, SKEIN_ROW_MAJOR};
+  skein_tensor td{&xd[0][0], 2, xs, SKEIN_FLOAT64, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
   skein_tensor ty = view(&y[0][0], 2, ys);
   BOOST_TEST_REQUIRE(skein_train_step(s, &td, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
   BOOST_TEST_REQUIRE(skein_end_epoch(s, nullptr) == SKEIN_OK);
@@ -286,6 +286,14 @@ BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: layout 7");
   t = tx, t.shape = wrong;
   expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "[batch, 3]");
+  // ABI 2's device fields: a device this process cannot reach is refused
+  // before the pointer is read (here: no GPU; on one, an ordinal beyond them).
+  BOOST_TEST(skein_c_api_version() == 2);
+  t = tx, t.device_type = 3;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT,
+         "inputs: device_type 3 is neither SKEIN_DEVICE_HOST nor SKEIN_DEVICE_CUDA");
+  t = tx, t.device_type = SKEIN_DEVICE_CUDA, t.device_index = 64;
+  expect(skein_train_step(s, &t, &ty, nullptr), SKEIN_ERROR_ARGUMENT, "inputs: a buffer on CUDA device 64, but ");
   skein_tensor u = ty;
   u.rank = 1;
   expect(skein_eval_step(s, &tx, &u, nullptr), SKEIN_ERROR_ARGUMENT, "targets");

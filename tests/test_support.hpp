@@ -14,6 +14,10 @@
 
 #include "skein/host/plugin_registry.hpp"
 #include "skein/dataset.hpp"
+#include "skein/detail/version.hpp"
+
+// The host's plugin API as messages print it: "3.2".
+#define SKEIN_HOST_API SKEIN_STR(SKEIN_API_MAJOR) "." SKEIN_STR(SKEIN_API_MINOR)
 
 namespace test {
 

@@ -128,10 +128,10 @@ BOOST_AUTO_TEST_CASE(epoch_scores_are_recorded_before_on_epoch_end) {
 BOOST_AUTO_TEST_CASE(bf16_mixed_precision) {
   const auto a = torch::randn({4, 4});
   {
-    const skein::core::MixedPrecisionScope on(true);
+    const skein::core::MixedPrecisionScope on(skein::core::Precision::bf16_mixed, false);
     BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kBFloat16));
     {
-      const skein::core::MixedPrecisionScope nested(true);
+      const skein::core::MixedPrecisionScope nested(skein::core::Precision::bf16_mixed, false);
     }
     BOOST_TEST((torch::mm(a, a).scalar_type() == torch::kBFloat16));
   }
@@ -153,7 +153,14 @@ BOOST_AUTO_TEST_CASE(bf16_mixed_precision) {
 
   cfg["precision"] = "16";
   const auto err = test::message_of<skein::ConfigError>([&] { trainer(cfg); });
-  BOOST_TEST(err.find("precision: must be \"32\" or \"bf16-mixed\", got '16'") != std::string::npos, err);
+  BOOST_TEST(err.find("precision' must be 32, bf16-mixed or 16-mixed, got '16'") != std::string::npos, err);
+  // float16 needs CUDA's autocast and loss scaling: one line, not a CPU run.
+  cfg["precision"] = "16-mixed";
+  cfg["device"] = "cpu";
+  const auto cpu16 = test::message_of<skein::ConfigError>([&] { trainer(cfg); });
+  BOOST_TEST(cpu16.find("precision: \"16-mixed\" needs a CUDA device, and this run is on the CPU (cpu)") !=
+                 std::string::npos,
+             cpu16);
 }
 
 // valid_stratified: each class gives floor(fraction * its count) rows to

@@ -91,13 +91,13 @@ int main(int argc, char** argv) {
   simulate(&valid_seed, 2, vx, vy);
   for (epoch = 1; epoch <= max_epochs && !stop; ++epoch) {
     int lo;
-    skein_tensor vin = {vx, 2, valid_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
-    skein_tensor vout = {vy, 2, valid_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
+    skein_tensor vin = {vx, 2, valid_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+    skein_tensor vout = {vy, 2, valid_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
     simulate(&seed, TRAJECTORIES, x, y);
     for (lo = 0; lo + BATCH <= PAIRS; lo += BATCH) {
       /* The caller's rows, used in place. */
-      skein_tensor in = {x + 2 * lo, 2, batch_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
-      skein_tensor out = {y + 2 * lo, 2, batch_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
+      skein_tensor in = {x + 2 * lo, 2, batch_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+      skein_tensor out = {y + 2 * lo, 2, batch_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
       if (check(s, skein_train_step(s, &in, &out, &loss), "train_step")) goto fail;
     }
     if (check(s, skein_eval_step(s, &vin, &vout, &loss), "eval_step")) goto fail;
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
 
   /* The surrogate in place of the simulator. */
   for (i = 0; i < 40; ++i) {
-    skein_tensor in = {current, 2, one_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
-    skein_tensor out = {next, 2, one_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
+    skein_tensor in = {current, 2, one_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+    skein_tensor out = {next, 2, one_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
     double dt, dw;
     truth = simulate_step(truth);
     if (check(s, skein_predict(s, &in, &out), "predict")) goto fail;

@@ -15,10 +15,15 @@ namespace skein::launcher {
 
 namespace {
 
-// RUN_DIR (also the first positional argument), --checkpoint, --plugin-dir:
-// what export and predict share.
-void add_trained_model_options(po::options_description& opts, core::TrainedModelOptions& model) {
-  opts.add_options()("run-dir", po::value(&model.run_dir)->required(),
+// RUN_DIR (also the first positional argument), --checkpoint, --plugin-dir,
+// --device: what export and predict share.
+void add_trained_model_options(po::options_description& opts, core::TrainedModelOptions& model,
+                               const char* device_default) {
+  model.device = device_default;
+  opts.add_options()("device", po::value(&model.device),
+                     (std::string("auto, cpu, cuda or cuda:N, as the config's \"device\" (default ") +
+                      device_default + ")")
+                         .c_str())("run-dir", po::value(&model.run_dir)->required(),
                      "the run directory (also the first positional argument)")(
       "checkpoint", po::value(&model.checkpoint),
       "checkpoint name under RUN_DIR/checkpoints (default: the newest epoch_*)")(
@@ -145,7 +150,7 @@ std::vector<std::string> train_request_args(const core::TrainRequest& req) {
 
 bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
   po::options_description opts("skein export options");
-  add_trained_model_options(opts, out.model);
+  add_trained_model_options(opts, out.model, "cpu");  // a file that loads anywhere
   opts.add_options()("help,h", "show this help")(
       "format", po::value(&out.format)->required(),
       "torchscript (Python: torch.jit.load) or state_dict (Python: torch.load)")(
@@ -158,7 +163,7 @@ bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
 
 bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) {
   po::options_description opts("skein predict options");
-  add_trained_model_options(opts, out.model);
+  add_trained_model_options(opts, out.model, "auto");
   opts.add_options()("help,h", "show this help")(
       "inputs", po::value(&out.inputs)->required(), ".npy file of inputs [N, ...] (numpy.save)")(
       "out", po::value(&out.out)->required(), ".npy file to write the outputs to")(

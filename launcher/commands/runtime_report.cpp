@@ -12,6 +12,7 @@
 #include <torch/cuda.h>
 
 #include "commands.hpp"
+#include "skein/torch_compat/backends.hpp"
 
 namespace {
 
@@ -42,7 +43,7 @@ extern "C" int skein_runtime_report(char* out, int size) {
          << " GPUs visible)";
   else
     line << ", CPU only";
-  line << ", from " << libtorch_dir();
+  line << ", distributed backends " << SKEIN_DISTRIBUTED_BACKENDS << ", from " << libtorch_dir();
   const std::string text = line.str();
   if (size <= 0) return static_cast<int>(text.size());
   std::strncpy(out, text.c_str(), static_cast<std::size_t>(size) - 1);

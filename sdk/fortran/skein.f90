@@ -38,6 +38,8 @@ module skein
     type(c_ptr) :: shape
     integer(c_int) :: dtype
     integer(c_int) :: layout
+    integer(c_int) :: device_type = 0   ! C ABI 2: 0 host memory, 1 CUDA
+    integer(c_int) :: device_index = 0  ! the CUDA device's ordinal
   end type
 
   public :: skein_create, skein_create_from_file, skein_destroy, skein_train_step, skein_eval_step, &

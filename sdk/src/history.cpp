@@ -1,8 +1,10 @@
 #include "skein/history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -17,6 +19,17 @@ int BatchLog::key(std::string_view name) {
     if (keys_[i] == name) return static_cast<int>(i);
   keys_.emplace_back(name);
   return static_cast<int>(keys_.size() - 1);
+}
+
+void BatchLog::merge(std::vector<Cell> cells) {
+  for (const auto& c : cells)
+    if (c.row >= rows_ || c.key >= keys_.size()) throw std::out_of_range("BatchLog::merge: a cell beyond the log");
+  const auto by_row = [](const Cell& a, const Cell& b) { return a.row < b.row; };
+  std::stable_sort(cells.begin(), cells.end(), by_row);
+  std::vector<Cell> merged;
+  merged.reserve(cells_.size() + cells.size());
+  std::merge(cells_.begin(), cells_.end(), cells.begin(), cells.end(), std::back_inserter(merged), by_row);
+  cells_ = std::move(merged);
 }
 
 void BatchLog::clear() {

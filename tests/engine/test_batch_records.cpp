@@ -11,7 +11,7 @@ BOOST_AUTO_TEST_CASE(records_train_and_valid_values_under_their_keys) {
   history.new_epoch();
   auto& log = history.batches();
   log.new_row();
-  records.train(0.5, 8);
+  records.train(torch::tensor(0.5), 8);
   log.new_row();
   const double acc = 0.75;
   records.valid(0.25, &acc, 4);
@@ -45,8 +45,36 @@ BOOST_AUTO_TEST_CASE(keys_are_interned_again_for_a_replaced_history) {
   records.intern();
   history.new_epoch();
   history.batches().new_row();
-  records.train(1.0, 2);
+  records.train(torch::tensor(1.0), 2);
   BOOST_TEST(logged(history.batches(), "train_loss") == (std::vector<double>{1.0}));
+}
+
+// On CUDA the train losses stay on the device until flush(): then each lands
+// in its own row, after what callbacks put in that row meanwhile (here on
+// CPU tensors, the same code path).
+BOOST_AUTO_TEST_CASE(deferred_train_losses_land_in_their_rows_on_flush) {
+  skein::core::BatchRecords deferred(history, /*defer=*/true);
+  history.new_epoch();
+  auto& log = history.batches();
+  const int norm = log.key("train_grad_norm");
+  for (int i = 0; i < 3; ++i) {
+    log.new_row();
+    deferred.train(torch::tensor(0.5 * (i + 1)), 4);
+    log.put(norm, 10.0 + i);  // a callback's value of the same batch
+  }
+  BOOST_TEST(logged(log, "train_loss").empty());  // nothing read from the device yet
+  BOOST_TEST(logged(log, "train_batch_size") == (std::vector<double>{4, 4, 4}));
+  deferred.flush();
+  BOOST_TEST(logged(log, "train_loss") == (std::vector<double>{0.5, 1.0, 1.5}));
+  std::uint32_t last_row = 0;
+  for (const auto& cell : log.cells()) {  // still in row order
+    BOOST_TEST(cell.row >= last_row);
+    last_row = cell.row;
+  }
+  BOOST_TEST(log.cells().back().row == 2u);
+  BOOST_TEST(log.keys()[log.cells().back().key] == "train_loss");
+  deferred.flush();  // nothing pending: nothing added
+  BOOST_TEST(logged(log, "train_loss").size() == 3u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -25,7 +25,9 @@ struct Scores : skein::Model {
 struct PassFixture : engine_test::Engine {
   std::ostringstream log;
   skein::core::ForwardPass pass_for(skein::Model& model, bool bf16 = false) {
-    return skein::core::ForwardPass({model, *parts.loss, parts.splits.scaling, info, "mine", "cross_entropy", bf16, &log});
+    const auto precision = bf16 ? skein::core::Precision::bf16_mixed : skein::core::Precision::fp32;
+    return skein::core::ForwardPass(
+        {model, *parts.loss, parts.splits.scaling, info, "mine", "cross_entropy", precision, torch::kCPU, &log});
   }
 };
 

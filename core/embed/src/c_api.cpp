@@ -3,6 +3,8 @@
 // every exception turned into a status and a message.
 #include "skein/skein.h"
 
+#include <torch/cuda.h>
+
 #include <limits>
 #include <mutex>
 #include <new>
@@ -101,6 +103,21 @@ torch::ScalarType scalar_type(std::int32_t dtype, const char* what) {
                " is none of SKEIN_FLOAT32, SKEIN_FLOAT64, SKEIN_INT32, SKEIN_INT64");
 }
 
+// Where the caller's buffer lives; a CUDA device this process cannot reach is
+// refused before anything reads the pointer.
+torch::Device device_of(const skein_tensor* t, const std::string& name) {
+  if (t->device_type == SKEIN_DEVICE_HOST) return torch::kCPU;
+  if (t->device_type != SKEIN_DEVICE_CUDA)
+    bad_argument(name + ": device_type " + std::to_string(t->device_type) +
+                 " is neither SKEIN_DEVICE_HOST nor SKEIN_DEVICE_CUDA");
+  const int visible = static_cast<int>(torch::cuda::device_count());
+  if (t->device_index < 0 || t->device_index >= visible)
+    bad_argument(name + ": a buffer on CUDA device " + std::to_string(t->device_index) + ", but " +
+                 (visible == 0 ? std::string("this process sees no CUDA device")
+                               : std::to_string(visible) + " are visible (0 to " + std::to_string(visible - 1) + ")"));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(t->device_index));
+}
+
 // The caller's buffer as a tensor over the same memory (strides for the layout).
 torch::Tensor view_of(const skein_tensor* t, const char* what) {
   const std::string name(what);
@@ -127,7 +144,7 @@ torch::Tensor view_of(const skein_tensor* t, const char* what) {
   } else {
     for (std::size_t i = 0; i < sizes.size(); ++i) strides[i] = stride, stride *= sizes[i];
   }
-  return torch::from_blob(t->data, sizes, strides, torch::TensorOptions().dtype(type));
+  return torch::from_blob(t->data, sizes, strides, torch::TensorOptions().dtype(type).device(device_of(t, name)));
 }
 
 std::string text_of(const char* s, const char* what) {

@@ -65,6 +65,7 @@ void RankEngine::train_step(const torch::Tensor& inputs, const torch::Tensor& ta
   Batch batch{inputs, targets};
   batch.index = impl_->train_index++;
   impl_->trainer->train_batch(batch);
+  impl_->trainer->flush_records();
 }
 
 void RankEngine::eval_step(const torch::Tensor& inputs, const torch::Tensor& targets) {

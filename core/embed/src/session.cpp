@@ -179,13 +179,16 @@ struct Session::Impl {
   StepResult step(const torch::Tensor& inputs, const torch::Tensor& targets, bool train) {
     const char* call = train ? "train_step" : "eval_step";
     check_usable(call);
-    const torch::Tensor x = model_inputs(inputs, call);
-    const torch::Tensor y = loss_targets(targets, x.size(0), call);
+    // On the run's device (a copy when the caller's tensors are elsewhere).
+    const torch::Device device(trainer->run().device);
+    const torch::Tensor x = model_inputs(inputs, call).to(device);
+    const torch::Tensor y = loss_targets(targets, x.size(0), call).to(device);
     open_epoch();
     Batch batch{x, y};
     batch.index = train ? train_index++ : eval_index++;
     EvalSums unused;
     fitted(call, [&] { train ? trainer->train_batch(batch) : trainer->eval_batch(batch, true, unused); });
+    trainer->flush_records();  // the step's values are its result
     return result_of(batch);
   }
 

@@ -24,9 +24,13 @@ const std::vector<OptionSpec>& top_level_schema() {
       {"batch_size", OptionType::integer, "64", "Samples per batch and process"},
       {"max_epochs", OptionType::integer, "10", "Epochs to train"},
       {"accumulate_steps", OptionType::integer, "1", "Batches per optimizer step (gradient accumulation)"},
-      {"precision", OptionType::string, R"("32")",
-       "32, or bf16-mixed: forward and loss under CPU autocast to bfloat16, parameters, gradients and "
-       "optimizer state in float32"},
+      {"precision", OptionType::choice, R"("32")",
+       "32; bf16-mixed: forward and loss under autocast to bfloat16 (CPU or CUDA); 16-mixed (CUDA): autocast to "
+       "float16 with dynamic loss scaling. Parameters, gradients and optimizer state stay float32",
+       "32|bf16-mixed|16-mixed"},
+      {"device", OptionType::string, R"("auto")",
+       "auto (CUDA when libtorch has it and a device is visible, else the CPU), cpu, cuda (the device of the "
+       "process's LOCAL_RANK) or cuda:N"},
       {"seed", OptionType::integer, "0", "Seed of every random choice"},
       {"valid_split", OptionType::number, "0.1",
        "Fraction of train held out for validation (unless the dataset names validation files)"},

@@ -3,6 +3,8 @@
 namespace skein::core {
 
 void BatchRecords::intern() {
+  pending_.clear();  // of a log that is gone
+  pending_rows_.clear();
   auto& b = history_.batches();
   train_loss_ = b.key(history_key::kTrainLoss);
   train_size_ = b.key(history_key::kTrainBatchSize);
@@ -12,10 +14,28 @@ void BatchRecords::intern() {
   metrics_.clear();
 }
 
-void BatchRecords::train(double loss, double size) {
+void BatchRecords::train(const torch::Tensor& loss, double size) {
   auto& log = history_.batches();
-  log.put(train_loss_, loss);
+  if (defer_) {
+    pending_rows_.push_back(log.rows() - 1);
+    pending_.push_back(loss.detach());
+  } else {
+    log.put(train_loss_, loss.item<double>());
+  }
   log.put(train_size_, size);
+}
+
+void BatchRecords::flush() {
+  if (pending_.empty()) return;
+  const torch::Tensor values = torch::stack(pending_).to(torch::kCPU, torch::kFloat64).contiguous();
+  const double* v = values.data_ptr<double>();
+  std::vector<BatchLog::Cell> cells;
+  cells.reserve(pending_.size());
+  for (std::size_t i = 0; i < pending_.size(); ++i)
+    cells.push_back({pending_rows_[i], static_cast<std::uint32_t>(train_loss_), v[i]});
+  pending_.clear();
+  pending_rows_.clear();
+  history_.batches().merge(std::move(cells));
 }
 
 void BatchRecords::valid(double loss, const double* accuracy, double size) {

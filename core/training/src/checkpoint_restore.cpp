@@ -1,5 +1,7 @@
 #include "skein/training/checkpoint_restore.hpp"
 
+#include "skein/training/device.hpp"
+
 #include <fstream>
 #include <functional>
 
@@ -34,12 +36,13 @@ void load_part(const std::string& where, const char* file, const std::function<v
 
 // torch::load gives a parameter the checkpoint's shape, whatever the model's:
 // a model of another shape must be refused, not reshaped.
-void restore_model(std::shared_ptr<Model>& model, const std::string& file) {
+// Tensors land on the run's device whichever device wrote them.
+void restore_model(std::shared_ptr<Model>& model, const std::string& file, const torch::Device& device) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
   for (const auto& p : model->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
   for (const auto& b : model->named_buffers()) shapes.emplace_back(b.key(), b.value().sizes().vec());
   std::ifstream model_in(file, std::ios::binary);
-  torch::load(model, model_in);
+  torch::load(model, model_in, device);
   auto loaded = model->named_parameters();
   auto buffers = model->named_buffers();
   for (const auto& [name, shape] : shapes) {
@@ -51,9 +54,10 @@ void restore_model(std::shared_ptr<Model>& model, const std::string& file) {
   }
 }
 
-void restore_optimizer(torch::optim::Optimizer& optimizer, const std::string& file, const std::vector<double>& lrs) {
+void restore_optimizer(torch::optim::Optimizer& optimizer, const std::string& file, const std::vector<double>& lrs,
+                       const torch::Device& device) {
   torch::serialize::InputArchive archive;
-  archive.load_from(file);
+  archive.load_from(file, device);
   optimizer.load(archive);
   auto& groups = optimizer.param_groups();
   if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
@@ -72,6 +76,15 @@ torch::Tensor rank_entry(const std::string& file, const RunInfo& run, const char
 void restore_rng(const std::string& file, const RunInfo& run) {
   at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
   generator.set_state(rank_entry(file, run, "states"));
+}
+
+// A run on CUDA continues its device's stream when the checkpoint has one
+// for this rank (one written on the CPU has none: the device keeps the
+// seeded stream); a run on the CPU has no use for it.
+void restore_cuda_rng(const std::string& file, const RunInfo& run) {
+  if (!torch::Device(run.device).is_cuda() || !fs::exists(file)) return;
+  const torch::Tensor mine = rank_entry(file, run, "states");
+  if (mine.numel() > 0) set_device_generator_state(run, mine);
 }
 
 // Rank r's bytes go back to rank r's wrapper. A checkpoint without the file
@@ -135,10 +148,13 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
   check_script_unchanged(*parts.model, meta, where);
   torch::NoGradGuard no_grad;
   auto file = [&](const char* name) { return dir + "/" + name; };
-  load_part(where, checkpoint_files::kModel, [&] { restore_model(parts.model, file(checkpoint_files::kModel)); });
+  const torch::Device device(run.device);
+  load_part(where, checkpoint_files::kModel,
+            [&] { restore_model(parts.model, file(checkpoint_files::kModel), device); });
   load_part(where, checkpoint_files::kOptimizer,
-            [&] { restore_optimizer(*parts.optimizer, file(checkpoint_files::kOptimizer), meta.lr); });
+            [&] { restore_optimizer(*parts.optimizer, file(checkpoint_files::kOptimizer), meta.lr, device); });
   load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });
+  load_part(where, checkpoint_files::kCudaRng, [&] { restore_cuda_rng(file(checkpoint_files::kCudaRng), run); });
   load_part(where, checkpoint_files::kParallel,
             [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
   load_part(where, checkpoint_files::kHistory, [&] { history = History::load(file(checkpoint_files::kHistory)); });

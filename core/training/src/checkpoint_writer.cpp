@@ -7,6 +7,8 @@
 //   optimizer.pt          the optimizer's state (momentum buffers, steps, lr)
 //   history.json          the history up to and including the epoch
 //   rng.pt                every rank's CPU generator state, by rank
+//   rng_cuda.pt           every rank's CUDA generator state (runs on CUDA; an
+//                         empty tensor for a rank on the CPU)
 //   parallel.pt           every rank's parallel-wrapper state, by rank (only
 //                         for a wrapper that keeps one: ddp's PowerSGD)
 //   open_epoch.json       only in a checkpoint written inside an epoch: each
@@ -38,6 +40,7 @@
 #include "skein/training/fault_point.hpp"
 #include "skein/training/script_pin.hpp"
 #include "skein/training/state_dict_io.hpp"
+#include "skein/training/device.hpp"
 #include "skein/training/store_keys.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
@@ -165,6 +168,15 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     for (const auto& bytes :
          gather_on_main(name, at.epoch, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
       rng_states.push_back(tensor_of(bytes));
+  std::vector<torch::Tensor> cuda_rng_states;
+  if (!parts.model_only) {
+    bool any = false;
+    for (const auto& bytes : gather_on_main(name, at.epoch, "rng_cuda", device_generator_state(run_))) {
+      cuda_rng_states.push_back(tensor_of(bytes));
+      any = any || !bytes.empty();
+    }
+    if (!any) cuda_rng_states.clear();
+  }
   // Inside an epoch: every rank's records and callback states of the epoch so far.
   const bool open = at.open && !parts.model_only;
   std::vector<torch::Tensor> open_batches;
@@ -221,6 +233,8 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
       put(checkpoint_files::kHistory, history_.dump() + "\n");
     }
     put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
+    if (!cuda_rng_states.empty())
+      put(checkpoint_files::kCudaRng, serialized([&](std::ostream& out) { torch::save(cuda_rng_states, out); }));
     if (!parallel_states.empty())
       put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
   }

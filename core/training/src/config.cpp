@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "skein/host/option_limits.hpp"
+#include "skein/training/device.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/host/suggest.hpp"
 #include "skein/errors.hpp"
@@ -408,16 +409,19 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     rc.parallel_chosen = "parallel: ddp (the run has " + std::to_string(sources.world_size) +
                          " processes and the config names no parallel plugin)";
   }
+  // precision 32 written as a number (`--set precision=32`, Lightning's
+  // precision=32) is the string "32".
+  if (raw.is_object() && raw.contains("precision") && raw["precision"] == 32) raw["precision"] = "32";
   try {
     nlohmann::json cfg = validate_options(top_level_schema(), raw, "config", "");
     // Keys read better without the "config." prefix the validator adds.
     rc.batch_size = positive(cfg, "batch_size");
     rc.max_epochs = positive(cfg, "max_epochs");
     rc.accumulate_steps = positive(cfg, "accumulate_steps");
-    const auto precision = cfg["precision"].get<std::string>();
-    if (precision != "32" && precision != "bf16-mixed")
-      throw ConfigPathError("precision", "precision: must be \"32\" or \"bf16-mixed\", got '" + precision + "'");
-    rc.bf16_mixed = precision == "bf16-mixed";
+    check_option_limits(top_level_schema(), cfg, "config", "");
+    rc.precision = precision_of(cfg["precision"].get<std::string>());
+    rc.device = cfg["device"].get<std::string>();
+    check_device_spec(rc.device);
     auto seed = cfg["seed"].get<std::int64_t>();
     if (seed < 0) throw ConfigPathError("seed", "seed: must be >= 0, got " + std::to_string(seed));
     rc.seed = static_cast<std::uint64_t>(seed);

@@ -103,9 +103,23 @@ FetchOptions Prefetcher::options_for(std::size_t batch) const {
   return o;
 }
 
+TensorSplit Prefetcher::fetch_pinned(std::size_t batch) const {
+  TensorSplit fetched = split_.fetch(batches_[batch], options_for(batch));
+  if (options_.device.is_cuda()) {
+    fetched.inputs = fetched.inputs.pin_memory();
+    fetched.targets = fetched.targets.pin_memory();
+  }
+  return fetched;
+}
+
+TensorSplit Prefetcher::on_device(TensorSplit fetched) const {
+  if (options_.device.is_cpu()) return fetched;
+  return {fetched.inputs.to(options_.device, /*non_blocking=*/true),
+          fetched.targets.to(options_.device, /*non_blocking=*/true)};
+}
+
 void Prefetcher::launch(std::size_t batch) {
-  auto task = std::make_shared<std::packaged_task<TensorSplit()>>(
-      [this, batch, opts = options_for(batch)] { return split_.fetch(batches_[batch], opts); });
+  auto task = std::make_shared<std::packaged_task<TensorSplit()>>([this, batch] { return fetch_pinned(batch); });
   pending_.push_back(task->get_future());
   boost::asio::post(*options_.pool, [task] { (*task)(); });
 }
@@ -113,11 +127,11 @@ void Prefetcher::launch(std::size_t batch) {
 std::optional<TensorSplit> Prefetcher::next() {
   if (next_take_ >= batches_.size()) return std::nullopt;
   const std::size_t batch = next_take_++;
-  if (!options_.pool) return split_.fetch(batches_[batch], options_for(batch));
+  if (!options_.pool) return on_device(fetch_pinned(batch));
   while (next_launch_ < batches_.size() && next_launch_ < batch + options_.depth) launch(next_launch_++);
   std::future<TensorSplit> f = std::move(pending_.front());
   pending_.pop_front();
-  return f.get();
+  return on_device(f.get());
 }
 
 }  // namespace skein::core

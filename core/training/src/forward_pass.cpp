@@ -37,9 +37,10 @@ torch::Tensor ForwardPass::outputs_of(const torch::Tensor& inputs) {
   PluginScope scope(p_.model_name.c_str(), "model forward");
   try {
     torch::Tensor outputs = p_.model.forward(p_.scaling.apply(inputs));
-    // Autocast's bfloat16 outputs: the loss, metrics and callbacks get
-    // float32, as the loss would compute in float32 anyway.
-    if (outputs.scalar_type() == torch::kBFloat16) outputs = outputs.to(torch::kFloat32);
+    // Autocast's bfloat16 or float16 outputs: the loss, metrics and
+    // callbacks get float32, as the loss would compute in float32 anyway.
+    if (outputs.scalar_type() == torch::kBFloat16 || outputs.scalar_type() == torch::kHalf)
+      outputs = outputs.to(torch::kFloat32);
     return outputs;
   } catch (const ConfigError&) {
     throw;
@@ -56,7 +57,7 @@ torch::Tensor ForwardPass::outputs_of(const torch::Tensor& inputs) {
 }
 
 torch::Tensor ForwardPass::loss_of(Batch& batch) {
-  const MixedPrecisionScope autocast(p_.bf16_mixed);
+  const MixedPrecisionScope autocast(p_.precision, p_.device.is_cuda());
   batch.outputs = outputs_of(batch.inputs);
   if (!outputs_checked_) {
     if (p_.loss.classification()) check_class_scores(batch.outputs, batch.targets, p_.data_info, p_.model_name);
@@ -70,7 +71,7 @@ torch::Tensor ForwardPass::predict(const torch::Tensor& inputs) {
   torch::NoGradGuard no_grad;
   p_.model.eval();
   PluginScope scope(p_.model_name.c_str(), "model forward");
-  return p_.model.forward(p_.scaling.apply(inputs));
+  return p_.model.forward(p_.scaling.apply(inputs.to(p_.device)));
 }
 
 }  // namespace skein::core

@@ -12,9 +12,14 @@ torch::Tensor InputScaling::apply(const torch::Tensor& inputs) const {
   return (inputs - mean) / std;
 }
 
+InputScaling InputScaling::on(const torch::Device& device) const {
+  if (!active()) return *this;
+  return InputScaling{mean.to(device), std.to(device)};
+}
+
 nlohmann::json InputScaling::to_json() const {
   auto flat = [](const torch::Tensor& t) {
-    const auto d = t.to(torch::kFloat64).contiguous().reshape({-1});
+    const auto d = t.to(torch::kCPU, torch::kFloat64).contiguous().reshape({-1});
     return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
   };
   return {{"mean", flat(mean)}, {"std", flat(std)}};

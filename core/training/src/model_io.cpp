@@ -1,4 +1,6 @@
 #include "skein/training/model_io.hpp"
+
+#include "skein/training/device.hpp"
 #include "skein/training/run_dir.hpp"
 
 #include <cctype>
@@ -120,6 +122,10 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   }
   const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
+  check_device_spec(options.device);
+  device_ = choose_device(options.device, RunInfo{}).device;
+  model_->to(device_);
+  scaling_ = scaling_.on(device_);
   model_->eval();
 }
 
@@ -141,8 +147,8 @@ torch::Tensor TrainedModel::predict(const torch::Tensor& inputs, std::int64_t ba
   const auto dtype = params.empty() ? torch::kFloat : params.front().scalar_type();
   std::vector<torch::Tensor> outputs;
   for (std::int64_t lo = 0; lo < inputs.size(0); lo += batch_size) {
-    const auto batch = inputs.slice(0, lo, std::min(inputs.size(0), lo + batch_size)).to(dtype);
-    outputs.push_back(model_->forward(scaling_.apply(batch)));
+    const auto batch = inputs.slice(0, lo, std::min(inputs.size(0), lo + batch_size)).to(device_, dtype);
+    outputs.push_back(model_->forward(scaling_.apply(batch)).cpu());
   }
   if (outputs.empty()) return torch::empty({0});
   return torch::cat(outputs);
@@ -166,7 +172,7 @@ std::string TrainedModel::torchscript() {
   mirror_into_script(*model_, module);
   std::vector<std::int64_t> shape{2};
   shape.insert(shape.end(), info_.input_shape.begin(), info_.input_shape.end());
-  const torch::Tensor example = torch::zeros(shape);
+  const torch::Tensor example = torch::zeros(shape, torch::TensorOptions().device(device_));
   try {
     torch::NoGradGuard no_grad;
     auto traced = torch::jit::tracer::trace(

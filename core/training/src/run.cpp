@@ -244,7 +244,8 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   outcome.stop_reason = trainer.stop_reason();
   if (!outcome.stop_reason.empty())
     log << "Stopped after epoch " << outcome.epochs << ": " << outcome.stop_reason << "\n";
-  nlohmann::json results = {{"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}};
+  nlohmann::json results = {
+      {"epochs", outcome.epochs}, {"stop_reason", outcome.stop_reason}, {"device", trainer.run().device}};
   if (auto test = trainer.test()) record_test(*test, outcome, results, log);
   record_costs(trainer, results);
   if (run.is_main()) write_file_atomic(run_files::path(run.run_dir, run_files::kResults), results.dump(2) + "\n");

@@ -78,11 +78,27 @@ nlohmann::json latest_run_config(const std::string& dir) {
 
 const std::vector<std::string>& keys_changeable_on_resume() {
   // Results so far came from the model, data, loss, optimizer and their
-  // settings: changing those would make the resumed run something else.
+  // settings: changing those would make the resumed run something else. The
+  // device may change: a checkpoint loads onto any (a GPU run resumed on the CPU).
   static const std::vector<std::string> keys = {"max_epochs", "data_workers", "callbacks", "history",
-                                                "parallel", "plugin_versions"};
+                                                "parallel",   "device",       "plugin_versions"};
   return keys;
 }
+
+namespace {
+
+// "max_epochs, ..., parallel and device" (what a user may set; not the
+// plugin versions skein records itself).
+std::string changeable_words() {
+  std::vector<std::string> keys = keys_changeable_on_resume();
+  keys.erase(std::remove(keys.begin(), keys.end(), "plugin_versions"), keys.end());
+  std::string words;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    words += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i];
+  return words;
+}
+
+}  // namespace
 
 void check_resume_changes(const nlohmann::json& before, const nlohmann::json& after) {
   const auto& allowed = keys_changeable_on_resume();
@@ -94,7 +110,7 @@ void check_resume_changes(const nlohmann::json& before, const nlohmann::json& af
     throw ConfigError("command line: '" + path + "' cannot change on --resume (" + at_path(before, path).dump() +
                       " in the run, " + at_path(after, path).dump() +
                       " asked): the run continues from its checkpoint; a resume may change only " +
-                      "max_epochs, data_workers, callbacks, history and parallel. To train on with other " +
+                      changeable_words() + ". To train on with other " +
                       "settings, start a new run with --set init_from=<this run's checkpoint directory>");
   }
 }

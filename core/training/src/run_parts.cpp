@@ -24,12 +24,14 @@ RunParts::~RunParts() = default;
 
 RunParts::RunParts(const AssemblyInput& in) {
   const RunConfig& config = in.config;
+  const torch::Device device(in.run.device);
   torch::manual_seed(config.seed);
   loss = make_plugin<Loss>(in, config.loss, options);
   if (config.data.record) {
     data = make_plugin<Dataset>(in, config.data, options);
     data_info = located(config.data, [&] { return data->info(); });
     splits = open_training_data({*data, config.data, data_info, *loss}, config, in.run);
+    splits.scaling = splits.scaling.on(device);
   } else {
     // A session fed by its program: the config's data_info sizes the model.
     data_info = config.data_info;
@@ -47,6 +49,9 @@ RunParts::RunParts(const AssemblyInput& in) {
     if (!report.skipped.empty() && in.run.is_main()) warn(report.skipped);
   }
 
+  // On its device before the wrapper sees it (ddp broadcasts the device's
+  // tensors) and before the optimizer holds its parameters, as PyTorch asks.
+  model->to(device);
   parallel = make_plugin<Parallel>(in, config.parallel, options);
   located(config.parallel, [&] { parallel->prepare(*model); });
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);

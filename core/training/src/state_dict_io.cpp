@@ -39,8 +39,9 @@ StateDict read_state_dict(const std::string& path) {
 
 std::string state_dict_bytes(torch::nn::Module& model) {
   c10::Dict<std::string, torch::Tensor> dict;
-  for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach());
-  for (const auto& b : model.named_buffers()) dict.insert(b.key(), b.value().detach());
+  // CPU copies: the file loads in a Python without CUDA (or with another device).
+  for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach().cpu());
+  for (const auto& b : model.named_buffers()) dict.insert(b.key(), b.value().detach().cpu());
   // torch::pickle_save's archive, but with a plain dict: pickle_save tags a
   // typed dict with torch.jit._pickle.restore_type_tag, a global that
   // Python's torch.load(..., weights_only=True) (the default since 2.6)

@@ -20,12 +20,19 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   if (index == group_start) p_.optimizer.zero_grad();
   batch.loss = p_.forward.loss_of(batch);
   p_.parallel.set_gradient_sync(step_now);
-  (group > 1 ? batch.loss / static_cast<double>(group) : batch.loss).backward();
+  const torch::Tensor scaled = scaler_ ? scaler_->scale(batch.loss) : batch.loss;
+  (group > 1 ? scaled / static_cast<double>(group) : scaled).backward();
   if (step_now) p_.parallel.finish_gradients();
+  // Unscaled before the hooks, so that gradient clipping sees true values.
+  // The gradients are the same on every rank now: all skip a step alike.
+  const bool finite = !step_now || !scaler_ || scaler_->unscale(p_.optimizer);
   p_.callbacks.each("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(p_.context, batch); });
-  if (step_now) p_.optimizer.step();
+  if (step_now) {
+    if (finite) p_.optimizer.step();
+    if (scaler_) scaler_->update();
+  }
 
-  p_.records.train(batch.loss.item<double>(), static_cast<double>(batch.inputs.size(0)));
+  p_.records.train(batch.loss, static_cast<double>(batch.inputs.size(0)));
   p_.records.loss_metrics(p_.loss, batch, "train");
   p_.callbacks.each("on_batch_end", [&](Callback& cb) { cb.on_batch_end(p_.context, batch); });
 }

@@ -17,11 +17,16 @@ namespace skein::core {
 
 namespace {
 
-// The run as the plugins see it: with the config's seed. Allocation is tuned
-// first, for every program that trains through a Trainer (once per process).
-RunInfo prepared(RunInfo run, const RunConfig& config) {
+// The run as the plugins see it: with the config's seed and the device
+// chosen. Allocation is tuned first, for every program that trains through a
+// Trainer (once per process).
+RunInfo prepared(RunInfo run, const RunConfig& config, const DeviceChoice& device) {
   tune_allocator_for_training();
   run.seed = config.seed;
+  run.device = device.device.str();
+  if (config.precision == Precision::fp16_mixed && !device.device.is_cuda())
+    throw ConfigPathError("precision", "precision: \"16-mixed\" needs a CUDA device, and this run is on the CPU (" +
+                                           device.why + "); on the CPU use \"bf16-mixed\"");
   return run;
 }
 
@@ -43,16 +48,21 @@ void append_rows(BatchLog& to, const BatchLog& from) {
 Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInfo run, std::ostream& log,
                  const RunStore* store)
     : config_(config),
-      run_(prepared(std::move(run), config_)),
+      device_(choose_device(config_.device, run)),
+      run_(prepared(std::move(run), config_, device_)),
       log_(log),
       parts_(AssemblyInput{config_, registry, run_, log_, store}),
       forward_({*parts_.model, *parts_.loss, parts_.splits.scaling, parts_.data_info, config_.model.record->name,
-                config_.loss.record->name, config_.bf16_mixed, &log_}),
-      train_step_(step_parts(), config_.accumulate_steps),
+                config_.loss.record->name, config_.precision, device_.device, &log_}),
+      scaler_(config_.precision == Precision::fp16_mixed, device_.device),
+      train_step_(step_parts(), config_.accumulate_steps, &scaler_),
       eval_step_(step_parts()),
       checkpoints_(parts_, history_, config_, run_, store) {
   if (parts_.data)
     batches_per_epoch_ = train_batches_per_epoch(parts_.splits.train.size(), run_.world_size, config_.batch_size);
+  log_ << "Device: " << run_.device << " (" << device_.why << ")";
+  if (config_.precision != Precision::fp32) log_ << ", precision " << precision_name(config_.precision);
+  log_ << "\n";
 }
 
 Trainer::~Trainer() = default;
@@ -112,8 +122,12 @@ void Trainer::train_epoch() {
     train_batch(batch);
     // Checkpoints asked for inside the epoch (every_n_steps) are written
     // where an optimizer step has just been taken: no gradient is pending.
-    if (batch.optimizer_step && checkpoints_.requested()) checkpoints_.write_requested(position());
+    if (batch.optimizer_step && checkpoints_.requested()) {
+      records_.flush();
+      checkpoints_.write_requested(position());
+    }
   }
+  records_.flush();
 }
 
 void Trainer::train_batch(Batch& batch) {
@@ -183,6 +197,8 @@ void Trainer::reopen_epoch() {
 }
 
 bool Trainer::end_epoch() {
+  records_.flush();  // a session's steps
+  if (scaler_.enabled()) history_.record(history_key::kSkippedSteps, static_cast<double>(scaler_.take_skipped()));
   parts_.history->sync_epoch(history_);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - epoch_started_;
   std::vector<double> seconds{took.count()};

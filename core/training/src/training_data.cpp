@@ -158,6 +158,7 @@ Prefetcher::Options pass_fetch_options(const TrainingData& data, const RunConfig
   o.fetch.seed = config.seed * 1000003u + static_cast<std::uint64_t>(epoch) * 7919u +
                  static_cast<std::uint64_t>(run.rank) * 104729u + salt;
   o.pool = data.pool.get();
+  o.device = torch::Device(run.device);
   o.depth = 2 * static_cast<std::size_t>(config.data_workers);
   return o;
 }

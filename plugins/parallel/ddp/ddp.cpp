@@ -1,5 +1,5 @@
 // Parallel wrapper "ddp": data parallel over a c10d process group (Gloo on
-// CPU). Parameters and buffers start equal (broadcast from rank 0); gradients
+// the CPU, NCCL for CUDA tensors where libtorch has it). Parameters and buffers start equal (broadcast from rank 0); gradients
 // are averaged by GradientReducer during backward. The user's module is never
 // wrapped: ctx.model<T>() is the same object as in a single-process run.
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -33,7 +33,10 @@
   X(powersgd_warmup_steps, integer, "100",                                                            \
     "powersgd: optimizer steps all-reduced uncompressed before compression starts",                   \
     SKEIN_RANGE("[0, )"))                                                                             \
-  X(backend, string, "\"auto\"", "auto or gloo (nccl needs a CUDA libtorch)")                        \
+  X(backend, choice, "\"auto\"",                                                                    \
+    "auto: nccl for a run on CUDA, gloo on the CPU; gloo on CUDA moves the device's tensors "           \
+    "through Gloo; nccl needs a CUDA run and a libtorch with NCCL (the description says which)",       \
+    SKEIN_CHOICES("auto|gloo|nccl"))                                                                  \
   X(gloo_host, string, "\"\"",                                                                        \
     "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "                           \
     "address across machines)")
@@ -61,9 +64,7 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
       powersgd.warmup_steps = o.powersgd_warmup_steps;
       reducer_options_.powersgd = powersgd;
     }
-    const std::string& backend = o.backend;
-    if (backend != "gloo" && backend != "auto")
-      opt.fail(DdpOptions::names::backend, "'" + backend + "' is not available in this build (CPU libtorch: gloo)");
+    const bool nccl = uses_nccl(o.backend, opt);
     if (run_.world_size == 1) return;  // nothing to synchronise
     if (!args.store || !*args.store)
       throw skein::ConfigError("parallel 'ddp': WORLD_SIZE is " + std::to_string(run_.world_size) +
@@ -77,7 +78,22 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
     pg_opts->devices.push_back(host.empty()
                                    ? c10d::ProcessGroupGloo::createDefaultDevice()
                                    : c10d::ProcessGroupGloo::createDeviceForHostname(host));
-    group_ = skein::torch_compat::make_gloo_group(store, run_.rank, run_.world_size, pg_opts);
+    group_ = skein::torch_compat::make_process_group(store, run_.rank, run_.world_size, pg_opts, nccl);
+  }
+
+  // Whether CUDA tensors' collectives go to NCCL: "auto" on a CUDA run where
+  // NCCL is compiled in, or "nccl" asked for (refused where it cannot work).
+  bool uses_nccl(const std::string& backend, const skein::Options& opt) const {
+    const bool cuda = torch::Device(run_.device).is_cuda();
+    if (backend == "auto") return cuda && SKEIN_TORCH_NCCL;
+    if (backend != "nccl") return false;
+    if (!SKEIN_TORCH_NCCL)
+      opt.fail(DdpOptions::names::backend,
+               "'nccl' is not compiled into this build (its libtorch has " SKEIN_DISTRIBUTED_BACKENDS ")");
+    if (!cuda)
+      opt.fail(DdpOptions::names::backend, "'nccl' needs the run on a CUDA device; this one is on " + run_.device +
+                                               " (the config's \"device\")");
+    return true;
   }
 
   void prepare(torch::nn::Module& model) override {
@@ -129,5 +145,6 @@ class Ddp final : public skein::Parallel, public skein::ParallelState {
 }  // namespace
 
 SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.2.0",
-             "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo)",
+             "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo on the CPU, NCCL on CUDA; "
+             "compiled in: " SKEIN_DISTRIBUTED_BACKENDS ")",
              SKEIN_OPTION_SPECS(DDP_OPTIONS))

@@ -68,7 +68,7 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
       place_in_last_bucket(k);
       shapes.push_back(params_[k].sizes().vec());
     }
-    powersgd_ = std::make_unique<PowerSgd>(group_, shapes, *options.powersgd);
+    powersgd_ = std::make_unique<PowerSgd>(group_, shapes, *options.powersgd, params_[matrices.front()].device());
   }
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];

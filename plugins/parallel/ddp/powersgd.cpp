@@ -64,7 +64,8 @@ bool PowerSgd::pays(at::IntArrayRef shape, const PowerSgdOptions& options) {
 }
 
 PowerSgd::PowerSgd(c10::intrusive_ptr<c10d::ProcessGroup> group,
-                   const std::vector<std::vector<std::int64_t>>& shapes, const PowerSgdOptions& options)
+                   const std::vector<std::vector<std::int64_t>>& shapes, const PowerSgdOptions& options,
+                   const torch::Device& device)
     : group_(std::move(group)), options_(options) {
   for (const auto& shape : shapes) {
     std::int64_t cols = 1;
@@ -73,16 +74,17 @@ PowerSgd::PowerSgd(c10::intrusive_ptr<c10d::ProcessGroup> group,
     cols_.push_back(cols);
   }
   const std::vector<std::int64_t> r(rows_.size(), options_.rank);
-  p_all_ = torch::zeros({total(rows_, r)}, torch::kFloat32);
-  q_all_ = torch::zeros({total(cols_, r)}, torch::kFloat32);
-  error_all_ = torch::zeros({total(rows_, cols_)}, torch::kFloat32);
+  const auto on_device = torch::TensorOptions(torch::kFloat32).device(device);
+  p_all_ = torch::zeros({total(rows_, r)}, on_device);
+  q_all_ = torch::zeros({total(cols_, r)}, on_device);
+  error_all_ = torch::zeros({total(rows_, cols_)}, on_device);
   p_ = views_of(p_all_, rows_, r);
   q_ = views_of(q_all_, cols_, r);
   error_ = views_of(error_all_, rows_, cols_);
   auto generator = at::make_generator<at::CPUGeneratorImpl>(kInitialQSeed);
   torch::NoGradGuard no_grad;
   for (auto& q : q_) {
-    q.copy_(at::normal(0.0, 1.0, q.sizes(), generator));
+    q.copy_(at::normal(0.0, 1.0, q.sizes(), generator));  // the same Q on every rank and device
     orthonormalize(q);
   }
 }
@@ -112,7 +114,8 @@ void PowerSgd::reduce(std::vector<torch::Tensor>& grads) {
 
 std::string PowerSgd::state() const {
   std::ostringstream out;
-  torch::save(std::vector<torch::Tensor>{torch::tensor({steps_}, torch::kInt64), q_all_, error_all_}, out);
+  // CPU copies: a checkpoint written on a GPU resumes on the CPU too.
+  torch::save(std::vector<torch::Tensor>{torch::tensor({steps_}, torch::kInt64), q_all_.cpu(), error_all_.cpu()}, out);
   return out.str();
 }
 

@@ -32,9 +32,10 @@ struct PowerSgdOptions {
 
 class PowerSgd {
  public:
-  // `shapes`: those of the gradients reduce() will be handed, in order.
+  // `shapes`: those of the gradients reduce() will be handed, in order, all
+  // on `device` (P, Q and the error feedback live there too).
   PowerSgd(c10::intrusive_ptr<c10d::ProcessGroup> group, const std::vector<std::vector<std::int64_t>>& shapes,
-           const PowerSgdOptions& options);
+           const PowerSgdOptions& options, const torch::Device& device);
 
   // Whether the matrix of this shape is worth compressing at this rank.
   static bool pays(at::IntArrayRef shape, const PowerSgdOptions& options);

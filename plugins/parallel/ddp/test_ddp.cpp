@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "skein/kit/testing.hpp"
+#include "skein/torch_compat/backends.hpp"
 
 // ddp on two ranks of the real engine (threads of this test over loopback).
 using skein::testing::EngineRun;
@@ -51,6 +52,19 @@ BOOST_AUTO_TEST_CASE(metric_reductions_span_the_ranks) {
   BOOST_TEST(sums[0] == (std::vector<double>{3.0}));
   BOOST_TEST(sums[1] == (std::vector<double>{3.0}));
   BOOST_TEST(maxima[1] == (std::vector<double>{2.0}));
+}
+
+// NCCL takes CUDA tensors only: asked for where it cannot run, it is one
+// line naming the option, before any process group is made.
+BOOST_AUTO_TEST_CASE(nccl_where_it_cannot_run_is_one_line) {
+  EngineRunOptions o = skein::testing::small_run("parallel", {{"plugin", "ddp"}, {"backend", "nccl"}}, 1);
+  o.config["device"] = "cpu";
+  const auto message = skein::testing::message_of<skein::ConfigError>([&] { EngineRun run(o); });
+  const std::string why = SKEIN_TORCH_NCCL ? "'nccl' needs the run on a CUDA device; this one is on cpu"
+                                           : "'nccl' is not compiled into this build (its libtorch has gloo)";
+  BOOST_TEST(message.find("option 'backend'") != std::string::npos, message);
+  BOOST_TEST(message.find(why) != std::string::npos, message);
+  BOOST_TEST(message.find('\n') == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

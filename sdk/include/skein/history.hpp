@@ -33,6 +33,11 @@ class SKEIN_EXPORT BatchLog {
     cells_.push_back({rows_ - 1, static_cast<std::uint32_t>(key), value});
   }
 
+  // API 3.2: records into rows already begun (each cell's row < rows()),
+  // merged in row order after the cells those rows hold: values the engine
+  // kept on a device and read once, later than their rows were written.
+  void merge(std::vector<Cell> cells);
+
   std::uint32_t rows() const { return rows_; }
   const std::vector<std::string>& keys() const { return keys_; }
   const std::vector<Cell>& cells() const { return cells_; }
@@ -97,6 +102,7 @@ inline constexpr const char* kValidLoss = "valid_loss";
 inline constexpr const char* kValidAcc = "valid_acc";
 inline constexpr const char* kValidBatchSize = "valid_batch_size";
 inline constexpr const char* kLearningRate = "lr";    // recorded by lr_scheduler
+inline constexpr const char* kSkippedSteps = "skipped_steps";  // precision 16-mixed: steps with inf/NaN gradients
 // "<key>_best": true when the epoch's value of key beats every earlier one.
 inline constexpr std::string_view kBestSuffix = "_best";
 inline std::string best_mark(const std::string& key) { return key + std::string(kBestSuffix); }

@@ -24,6 +24,11 @@ struct RunInfo {
   double timeout_s = 300;   // bound of every store wait and collective
   std::uint64_t seed = 0;
   std::string run_dir;
+  // API 3.2: the device this process trains on, as libtorch spells it ("cpu",
+  // "cuda:0"): the config's "device" resolved (auto, LOCAL_RANK). The model,
+  // the batches and the loss's inputs are there; a plugin that makes tensors
+  // of its own puts them on torch::Device(run.device).
+  std::string device = "cpu";
   bool is_main() const { return rank == 0; }
 };
 

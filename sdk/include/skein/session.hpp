@@ -81,11 +81,13 @@ class SKEIN_EXPORT Session {
   // of each accumulation group (accumulate_steps). Opens an epoch when none is
   // open. Inputs are [batch, input_shape...]; they are used in place when
   // they already have the model's dtype (float32), else converted. Targets:
-  // class indices (any integer type) or values (any floating type).
+  // class indices (any integer type) or values (any floating type). Tensors
+  // on another device than the run's (the config's "device") are copied there.
   StepResult train_step(const torch::Tensor& inputs, const torch::Tensor& targets);
   // Loss and the loss's values without gradients, recorded as valid_*.
   StepResult eval_step(const torch::Tensor& inputs, const torch::Tensor& targets);
-  // The model's outputs in eval mode, without gradients (after finish() too).
+  // The model's outputs in eval mode, without gradients (after finish() too),
+  // on the run's device.
   torch::Tensor predict(const torch::Tensor& inputs);
   // Closes the epoch: history sync across ranks, epoch summary, on_epoch_end
   // callbacks, history.json, requested checkpoints. Returns whether a callback

@@ -10,8 +10,8 @@
  *     return 1;
  *   }
  *   int64_t xs[2] = {64, 4}, ys[2] = {64, 4};
- *   skein_tensor x = {xbuf, 2, xs, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
- *   skein_tensor y = {ybuf, 2, ys, SKEIN_FLOAT32, SKEIN_ROW_MAJOR};
+ *   skein_tensor x = {xbuf, 2, xs, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+ *   skein_tensor y = {ybuf, 2, ys, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
  *   double loss;
  *   skein_train_step(s, &x, &y, &loss);
  *   int stop;
@@ -26,10 +26,12 @@
  * create, a destroyed or unknown handle) leave theirs in
  * skein_last_error(NULL), kept per thread.
  *
- * Buffers: the caller owns every buffer. Inputs and targets are read during
- * the call only, in place (no copy) when their dtype is what the model or
- * loss takes (float32 inputs; int64 class indices or float32 values) in
- * either layout; other dtypes are converted into a temporary copy.
+ * Buffers: the caller owns every buffer, in host or CUDA device memory
+ * (skein_tensor's device fields). Inputs and targets are read during the call
+ * only, in place (no copy) when their dtype is what the model or loss takes
+ * (float32 inputs; int64 class indices or float32 values), in either layout,
+ * on the session's device; other dtypes and devices are converted or copied
+ * into a temporary.
  * skein_predict writes into the caller's output buffer, whose shape must be
  * the model output's. Strings returned stay valid until the next call on the
  * same session (or, for NULL, on the same thread).
@@ -62,8 +64,8 @@
 extern "C" {
 #endif
 
-/* The version of this ABI: 1. */
-#define SKEIN_C_API_VERSION 1
+/* The version of this ABI: 2 (2: skein_tensor's device fields). */
+#define SKEIN_C_API_VERSION 2
 SKEIN_C_EXPORT int skein_c_api_version(void);
 
 typedef enum skein_status {
@@ -85,14 +87,25 @@ typedef enum skein_layout { SKEIN_ROW_MAJOR = 0, SKEIN_COLUMN_MAJOR = 1 } skein_
 
 #define SKEIN_MAX_RANK 8
 
-/* A caller's buffer seen as a tensor. dtype and layout are plain int32_t
- * (a C enum's size is the compiler's choice; Fortran passes c_int). */
+/* Where a buffer lives. A CUDA buffer (device memory of the calling
+ * program: cudaMalloc, a CUDA Fortran or OpenACC device array) is used on
+ * that device as it is when the session trains there (the config's
+ * "device"), else copied to the session's device; outputs are written into it
+ * on its device. */
+typedef enum skein_device_type { SKEIN_DEVICE_HOST = 0, SKEIN_DEVICE_CUDA = 1 } skein_device_type;
+
+/* A caller's buffer seen as a tensor. dtype, layout and the device fields are
+ * plain int32_t (a C enum's size is the compiler's choice; Fortran passes
+ * c_int). An initializer that leaves the device fields out zeroes them: host
+ * memory, as in ABI 1. */
 typedef struct skein_tensor {
   void* data;           /* the first element */
   int rank;             /* dimensions, 1 to SKEIN_MAX_RANK; the first is the batch */
-  const int64_t* shape; /* `rank` sizes, each at least 1 */
+  const int64_t* shape; /* `rank` sizes, each at least 1 (host memory) */
   int32_t dtype;        /* a skein_dtype */
   int32_t layout;       /* a skein_layout */
+  int32_t device_type;  /* ABI 2: a skein_device_type */
+  int32_t device_index; /* ABI 2: the CUDA device's ordinal (device_type SKEIN_DEVICE_CUDA) */
 } skein_tensor;
 
 /* An open session (opaque). */

@@ -7,13 +7,20 @@
 //         (store, rank, size) dispatches each collective to the backend set
 //         for the device type of its tensors (CPU: Gloo; CUDA: NCCL).
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/api/include/torch/version.h>
+
+#include "skein/torch_compat/backends.hpp"
+#if SKEIN_TORCH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace skein::torch_compat {
 
@@ -34,17 +41,34 @@ c10::intrusive_ptr<Group> make_dispatching_group(const c10::intrusive_ptr<c10d::
 #endif
 
 // A process group of `size` ranks over `store` whose CPU collectives run on
-// Gloo with `options` (devices, timeout).
-inline c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(
+// Gloo with `gloo` (devices, timeout). Collectives of CUDA tensors run on
+// NCCL when `nccl` is set (only where SKEIN_TORCH_NCCL; its keys under
+// "nccl/" in the store), else on Gloo too.
+inline c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-    c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options) {
+    c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> gloo, bool nccl = false) {
 #if TORCH_VERSION_MAJOR < 2
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(options));
+  if (nccl) throw std::invalid_argument("NCCL is not compiled into this libtorch");
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(gloo));
 #else
   using Group = c10d::ProcessGroup;
-  auto group = detail::make_dispatching_group<Group>(store, rank, size, options->timeout);
-  auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(options));
-  group->setBackend(c10::DeviceType::CPU, Group::BackendType::GLOO, gloo);
+  const auto timeout = gloo->timeout;
+  auto group = detail::make_dispatching_group<Group>(store, rank, size, timeout);
+  auto gloo_backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, std::move(gloo));
+  group->setBackend(c10::DeviceType::CPU, Group::BackendType::GLOO, gloo_backend);
+  if (nccl) {
+#if SKEIN_TORCH_NCCL
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    auto nccl_store = c10::make_intrusive<c10d::PrefixStore>("nccl/", store);
+    auto nccl_backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(nccl_store, rank, size, options);
+    group->setBackend(c10::DeviceType::CUDA, Group::BackendType::NCCL, nccl_backend);
+#else
+    throw std::invalid_argument("NCCL is not compiled into this libtorch");
+#endif
+  } else {
+    group->setBackend(c10::DeviceType::CUDA, Group::BackendType::GLOO, gloo_backend);
+  }
   group->setDefaultBackend(Group::BackendType::GLOO);
   return group;
 #endif

@@ -18,13 +18,14 @@ namespace skein::core {
 // The trainer.json layout this skein writes and reads.
 inline constexpr int kCheckpointFormat = 1;
 
-// The files of a checkpoint directory (trainer_checkpoint.cpp says what each holds).
+// The files of a checkpoint directory (checkpoint_writer.cpp says what each holds).
 namespace checkpoint_files {
 inline constexpr const char* kModel = "model.pt";
 inline constexpr const char* kStateDict = "model_state_dict.pt";
 inline constexpr const char* kOptimizer = "optimizer.pt";
 inline constexpr const char* kHistory = "history.json";
 inline constexpr const char* kRng = "rng.pt";
+inline constexpr const char* kCudaRng = "rng_cuda.pt";  // runs on CUDA: each rank's device generator
 inline constexpr const char* kParallel = "parallel.pt";
 inline constexpr const char* kOpenEpochParts = "open_epoch.json";
 inline constexpr const char* kOpenEpochBatches = "open_epoch.pt";

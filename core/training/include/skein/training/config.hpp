@@ -12,6 +12,7 @@
 #include "skein/host/train_request.hpp"
 #include "skein/host/config_error.hpp"
 #include "skein/options.hpp"
+#include "skein/training/mixed_precision.hpp"
 #include "skein/run.hpp"
 
 namespace skein::core {
@@ -32,8 +33,8 @@ struct RunConfig {
   std::int64_t batch_size = schema_default("batch_size").get<std::int64_t>();
   std::int64_t max_epochs = schema_default("max_epochs").get<std::int64_t>();
   std::int64_t accumulate_steps = schema_default("accumulate_steps").get<std::int64_t>();
-  // precision "bf16-mixed": forward and loss under CPU autocast
-  bool bf16_mixed = schema_default("precision") == "bf16-mixed";
+  Precision precision = precision_of(schema_default("precision").get<std::string>());
+  std::string device = schema_default("device").get<std::string>();  // as written; device.hpp resolves it
   std::uint64_t seed = schema_default("seed").get<std::uint64_t>();
   double valid_split = schema_default("valid_split").get<double>();
   bool valid_stratified = schema_default("valid_stratified").get<bool>();  // valid_split per class

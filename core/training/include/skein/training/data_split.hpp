@@ -61,6 +61,10 @@ class SKEIN_EXPORT Prefetcher {
     // The first batch fetched (a resumed epoch): earlier ones are skipped
     // unread, and every batch keeps the seed it has in the whole pass.
     std::size_t first = 0;
+    // Where next() delivers the batches. On CUDA they are fetched into pinned
+    // host memory (on the pool's threads) and copied without blocking, so the
+    // copy overlaps the work already queued on the device.
+    torch::Device device = torch::kCPU;
   };
   Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options);
   ~Prefetcher();  // waits for fetches still running (they read the split)
@@ -69,6 +73,8 @@ class SKEIN_EXPORT Prefetcher {
  private:
   void launch(std::size_t batch);
   FetchOptions options_for(std::size_t batch) const;
+  TensorSplit fetch_pinned(std::size_t batch) const;  // pinned when bound for CUDA
+  TensorSplit on_device(TensorSplit fetched) const;
   const DataSplit& split_;
   std::vector<std::vector<std::int64_t>> batches_;
   Options options_;

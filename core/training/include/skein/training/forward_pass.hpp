@@ -10,6 +10,7 @@
 
 #include "skein/context.hpp"
 #include "skein/training/input_scaling.hpp"
+#include "skein/training/mixed_precision.hpp"
 #include "skein/dataset.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/loss.hpp"
@@ -23,7 +24,8 @@ struct ForwardParts {
   const InputScaling& scaling;
   const DataInfo& data_info;
   std::string model_name, loss_name;  // plugin names, for errors and crash reports
-  bool bf16_mixed = false;            // forward and loss under CPU autocast
+  Precision precision = Precision::fp32;  // mixed: forward and loss under autocast
+  torch::Device device = torch::kCPU;      // the run's (RunInfo::device): the model is there
   std::ostream* log = nullptr;        // a failing model's whole message (multi-line TorchScript errors)
 };
 
@@ -32,7 +34,8 @@ class SKEIN_EXPORT ForwardPass {
   explicit ForwardPass(ForwardParts parts) : p_(std::move(parts)) {}
   // Sets batch.outputs; returns the loss of the batch.
   torch::Tensor loss_of(Batch& batch);
-  // The model's outputs in eval mode, without gradients.
+  // The model's outputs in eval mode, without gradients, on the run's device
+  // (`inputs` are copied there when they are elsewhere).
   torch::Tensor predict(const torch::Tensor& inputs);
 
  private:

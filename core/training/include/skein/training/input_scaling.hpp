@@ -23,6 +23,8 @@ struct SKEIN_EXPORT InputScaling {
   bool active() const { return mean.defined(); }
   // `inputs` [N, ...sample shape] scaled (as they are when not active).
   torch::Tensor apply(const torch::Tensor& inputs) const;
+  // The same scaling with its tensors on `device` (the inputs' device).
+  InputScaling on(const torch::Device& device) const;
 
   // {"mean": [...], "std": [...]}, flat, in the sample's element order.
   nlohmann::json to_json() const;

@@ -34,13 +34,17 @@ class SKEIN_EXPORT TrainedModel {
   const std::string& checkpoint_dir() const { return checkpoint_dir_; }
   const DataInfo& data_info() const { return info_; }
 
-  // Eval-mode outputs for `inputs` [N, ...], `batch_size` samples at a time.
+  // The device the model is on (TrainedModelOptions::device resolved).
+  const torch::Device& device() const { return device_; }
+  // Eval-mode outputs for `inputs` [N, ...], `batch_size` samples at a time
+  // on device(); the outputs on the CPU.
   torch::Tensor predict(const torch::Tensor& inputs, std::int64_t batch_size);
   // Bytes Python's torch.load reads as the state dict.
   std::string state_dict() const;
   // Bytes Python's torch.jit.load reads: the scripted module itself for a
   // torchscript model; for other models a trace of forward on a batch of
   // data_info()'s input shape (so it must not branch on its input's values).
+  // Its tensors are on device().
   std::string torchscript();
 
  private:
@@ -50,6 +54,7 @@ class SKEIN_EXPORT TrainedModel {
   InputScaling scaling_;  // the run's "standardize", applied before the model
   std::string checkpoint_dir_;
   std::shared_ptr<Model> model_;
+  torch::Device device_ = torch::kCPU;
 };
 
 }  // namespace skein::core

@@ -8,6 +8,7 @@
 namespace skein::core {
 
 inline std::string bytes_of(const torch::Tensor& t) {
+  if (t.numel() == 0) return {};
   auto c = t.contiguous();
   return std::string(static_cast<const char*>(c.data_ptr()), c.numel() * c.element_size());
 }

@@ -3,13 +3,16 @@
 // the optimizer step when its accumulation group completes, the batch's
 // records and the callbacks' batch hooks around it.
 #include "skein/detail/export.hpp"
+#include "skein/training/loss_scaler.hpp"
 #include "skein/training/step_parts.hpp"
 
 namespace skein::core {
 
 class SKEIN_EXPORT TrainStep {
  public:
-  TrainStep(StepParts parts, long accumulate_steps) : p_(parts), accumulate_(accumulate_steps) {}
+  // `scaler`: precision 16-mixed's loss scaling (null or disabled: none).
+  TrainStep(StepParts parts, long accumulate_steps, LossScaler* scaler = nullptr)
+      : p_(parts), accumulate_(accumulate_steps), scaler_(scaler) {}
   // `batch.index` is its position in the epoch; `batches_per_epoch` (0:
   // unknown) shortens the epoch's last accumulation group. Sets
   // batch.optimizer_step, outputs and loss.
@@ -18,6 +21,7 @@ class SKEIN_EXPORT TrainStep {
  private:
   StepParts p_;
   long accumulate_;
+  LossScaler* scaler_;
 };
 
 }  // namespace skein::core

@@ -17,6 +17,7 @@
 #include "skein/training/batch_records.hpp"
 #include "skein/training/checkpoint_restore.hpp"
 #include "skein/training/checkpoint_writer.hpp"
+#include "skein/training/device.hpp"
 #include "skein/training/eval_reduction.hpp"
 #include "skein/training/evaluation.hpp"
 #include "skein/training/forward_pass.hpp"
@@ -108,6 +109,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
     checkpoints_.request(name, remove_after);
   }
   std::string checkpoint_root() const override { return checkpoints_.root(); }
+  // Writes the batch values kept on the device into the batch log (on CUDA;
+  // fit() does it where the log is read, a session after each step).
+  void flush_records() { records_.flush(); }
 
  private:
   long fit_epochs();
@@ -123,12 +127,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   StepParts step_parts();
 
   RunConfig config_;
-  RunInfo run_;
+  DeviceChoice device_;  // the config's "device" resolved for this process
+  RunInfo run_;          // its device is device_'s
   std::ostream& log_;
   RunParts parts_;
   History history_;
-  BatchRecords records_{history_};
+  BatchRecords records_{history_, device_.device.is_cuda()};
   ForwardPass forward_;
+  LossScaler scaler_;  // precision 16-mixed
   TrainStep train_step_;
   EvalStep eval_step_;
   CheckpointWriter checkpoints_;

@@ -1,0 +1,41 @@
+#pragma once
+// The device a process trains on, from the config's "device" key:
+//   "auto"   CUDA when libtorch has it and a device is visible, else the CPU
+//   "cpu"
+//   "cuda"   the device of this process's LOCAL_RANK (one process per GPU, as
+//            torchrun and `skein train --nproc-per-node` start them)
+//   "cuda:N" device N, whatever the rank
+// The one place that decides it; everything else asks RunInfo::device.
+#include <string>
+
+#include <torch/types.h>
+
+#include "skein/detail/export.hpp"
+#include "skein/run.hpp"
+
+namespace skein::core {
+
+struct DeviceChoice {
+  torch::Device device = torch::kCPU;
+  std::string why;  // for the log: "auto: no CUDA device visible"
+};
+
+// Checks the spelling of a "device" value (no device is looked at): throws
+// ConfigPathError at "device" naming the value.
+SKEIN_EXPORT void check_device_spec(const std::string& spec);
+
+// The device `spec` means for the process `run` describes. Throws
+// ConfigPathError at "device", one line naming the missing device, when it
+// asks for CUDA that this libtorch or machine does not have.
+SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& run);
+
+// The state of the default generator of `run`'s CUDA device, as bytes
+// ("" when the run is on the CPU), and its inverse (nothing on the CPU).
+SKEIN_EXPORT std::string device_generator_state(const RunInfo& run);
+SKEIN_EXPORT void set_device_generator_state(const RunInfo& run, const torch::Tensor& state);
+
+// What this libtorch can run on, for `skein --version`: "CUDA <version>, N
+// devices visible", "compiled in, no device visible", or "not compiled in".
+SKEIN_EXPORT std::string cuda_summary();
+
+}  // namespace skein::core

@@ -1,0 +1,87 @@
+#include "skein/training/device.hpp"
+
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+
+#include "skein/host/config_error.hpp"
+#include "skein/training/tensor_bytes.hpp"
+
+namespace skein::core {
+
+namespace {
+
+constexpr const char* kAllowed = "auto, cpu, cuda or cuda:N";
+
+// N of "cuda:N", or -1 for "cuda"; throws for anything else starting "cuda".
+int cuda_index(const std::string& spec) {
+  if (spec == "cuda") return -1;
+  const std::string digits = spec.substr(5);
+  if (spec.rfind("cuda:", 0) != 0 || digits.empty() || digits.size() > 4 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    throw ConfigPathError("device", "device: must be " + std::string(kAllowed) + ", got '" + spec + "'");
+  return std::stoi(digits);
+}
+
+bool cuda_compiled() { return at::globalContext().hasCUDART(); }
+
+std::string no_cuda_reason() {
+  return cuda_compiled() ? "no CUDA device is visible (CUDA_VISIBLE_DEVICES, the driver)"
+                         : "this libtorch was built without CUDA";
+}
+
+}  // namespace
+
+void check_device_spec(const std::string& spec) {
+  if (spec == "auto" || spec == "cpu") return;
+  if (spec.rfind("cuda", 0) == 0) {
+    cuda_index(spec);
+    return;
+  }
+  throw ConfigPathError("device", "device: must be " + std::string(kAllowed) + ", got '" + spec + "'");
+}
+
+DeviceChoice choose_device(const std::string& spec, const RunInfo& run) {
+  check_device_spec(spec);
+  if (spec == "cpu") return {torch::kCPU, "cpu"};
+  const auto visible = static_cast<int>(torch::cuda::device_count());
+  if (spec == "auto" && visible == 0) return {torch::kCPU, "auto: " + no_cuda_reason()};
+  if (visible == 0)
+    throw ConfigPathError("device", "device: '" + spec + "' asked for, but " + no_cuda_reason() +
+                                        "; use \"auto\" or \"cpu\" to train on the CPU");
+  int index = cuda_index(spec == "auto" ? std::string("cuda") : spec);
+  std::string why = spec;
+  if (index < 0) {
+    // One process per device; several processes share one when there are
+    // more processes on the node than devices.
+    index = run.local_rank % visible;
+    why += ": LOCAL_RANK " + std::to_string(run.local_rank) + " of " + std::to_string(visible) +
+           " visible CUDA device" + (visible > 1 ? "s" : "");
+  } else if (index >= visible) {
+    throw ConfigPathError("device", "device: '" + spec + "' asked for, but " + std::to_string(visible) +
+                                        " CUDA device" + (visible > 1 ? "s are" : " is") + " visible (0 to " +
+                                        std::to_string(visible - 1) + ")");
+  }
+  return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)), why};
+}
+
+std::string device_generator_state(const RunInfo& run) {
+  const torch::Device device(run.device);
+  if (!device.is_cuda()) return {};
+  return bytes_of(at::globalContext().defaultGenerator(device).get_state());
+}
+
+void set_device_generator_state(const RunInfo& run, const torch::Tensor& state) {
+  const torch::Device device(run.device);
+  if (!device.is_cuda()) return;
+  at::Generator generator = at::globalContext().defaultGenerator(device);  // a handle to the device's own
+  generator.set_state(state);
+}
+
+std::string cuda_summary() {
+  if (!cuda_compiled()) return "not compiled in";
+  const auto visible = torch::cuda::device_count();
+  if (visible == 0) return "compiled in, no device visible";
+  return "compiled in, " + std::to_string(visible) + " device" + (visible > 1 ? "s" : "") + " visible";
+}
+
+}  // namespace skein::core
