@@ -121,7 +121,12 @@ row() {  # step result detail seconds
 }
 why() {  # the line of a log that says what went wrong
   local line
-  line=$(grep -m1 -iE 'error|refused|not found|what\(\)|terminate|Traceback' "$1" || tail -n1 "$1")
+  if grep -q '^Traceback' "$1"; then  # Python's: the exception, its last line
+    line=$(grep -E '^[A-Za-z_.]+(Error|Exception|Interrupt)\b' "$1" | tail -n1)
+  else
+    line=$(grep -m1 -iE 'error|refused|not found|what\(\)|terminate' "$1" || true)
+  fi
+  [ -n "$line" ] || line=$(tail -n1 "$1")
   line=$(sed -E 's/^skein: error: worker (rank [0-9]+) on .* with exit code [0-9]+: /\1: /' <<<"$line")
   echo "${line:0:240}"
 }
@@ -191,7 +196,13 @@ else
 fi
 command -v ldd >/dev/null || die "no ldd on this machine"
 missing=$(find "$bundle/bin" "$bundle/lib" -path "$bundle/lib/compat" -prune -o -type f -print | sort |
-  while read -r f; do LD_LIBRARY_PATH=$ld_path ldd "$f" | sed -n "s|^\t*\([^ ]*\) => not found|${f#"$bundle"/}: \1|p"; done)
+  while read -r f; do
+    if deps=$(LD_LIBRARY_PATH=$ld_path ldd "$f" 2>&1); then
+      sed -n "s|^\t*\([^ ]*\) => not found|${f#"$bundle"/}: \1|p" <<<"$deps"
+    else
+      echo "${f#"$bundle"/}: ldd failed: $deps"
+    fi
+  done)
 if [ -z "$missing" ]; then
   row "ldd: every file of the bundle" PASS "nothing not found" 0
 else
@@ -322,7 +333,7 @@ if [ "$rc" = 0 ]; then
   # Its rows: | family | [device |] Skein s/epoch | PyTorch s/epoch | ratio | ...
   while IFS='|' read -r _ family c2 c3 c4 c5 _; do
     if [ "$dev" = none ]; then detail="Skein $c2 s/epoch, PyTorch $c4 s/epoch (cpu)"
-    else detail="Skein $c3 s/epoch, PyTorch $c4 s/epoch: Skein at $c5 PyTorch's speed (on $c2)"
+    else detail="Skein $c3 s/epoch, PyTorch $c4 s/epoch: Skein at $c5 PyTorch's speed (on $(trim "$c2"))"
     fi
     row "e: throughput, $(trim "$family")" PASS "$(trim "$detail")" "$secs"
   done < <(grep -E '^\| (example|wide|bundled)' "$work/bench.md")
