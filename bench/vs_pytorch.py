@@ -5,6 +5,7 @@
   /usr/bin/python3 bench/vs_pytorch.py [--build build] [--rounds 2] [--epochs 3]
   ~/.cache/skein/torch-2.15.0/bin/python3 bench/vs_pytorch.py --build build-pypi ...
       [--limit 10000] [--only speed|allocators|ddp] [--out FILE]
+      [--device cpu|cuda|cuda:N] [--rows NAME,...] [--data DIR] [--no-netns]
 
 Section 8 (speed): each family trained by `skein train` (default settings,
 and with SKEIN_MALLOC=system: glibc's malloc untuned) and by
@@ -17,6 +18,17 @@ Section 9 (ddp): Skein `ddp` on 2 processes with compression none, fp16 and
 powersgd against PyTorch DDP (gloo) with no hook, fp16_compress_hook and
 powerSGD_hook at the same rank and warm-up, on the example MLP and the wide
 MLP: samples/s of epochs 2+ and test accuracy.
+
+With --device, both sides train on that device: Skein with `--set
+device=...`, PyTorch with the model on it and each batch copied there from
+pinned memory (non_blocking), as Skein's prefetcher does; the speed table then
+has Skein and PyTorch only (the malloc variants concern the host). Without it,
+Skein runs on the trainer's default device and PyTorch on the CPU.
+scripts/gpu-check.sh runs `--only speed --device cuda` on a GPU machine.
+--rows keeps the families whose names contain one of the comma-separated
+words (no other data is made); --data is Fashion-MNIST's directory;
+--no-netns runs skein without a private network namespace (unshare), for
+machines that have none to give and reach nothing anyway.
 
 Allocators: the conv families under Skein's tuned glibc malloc, glibc's
 defaults, jemalloc and tcmalloc (LD_PRELOAD).
@@ -33,12 +45,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # script (/usr/bin/python3 for Debian's build, the venv's python3 for
 # SKEIN_TORCH=pypi's build-pypi/).
 PY = sys.executable
+FASHION = "/usr/share/datasets/fashion-mnist"
+NETNS = True  # --no-netns: False
 TUNED_GLIBC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
 def skein_run(b, args, tmp, env=None):
     run = os.path.join(tmp, "run" + str(time.monotonic_ns()))
-    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, env=env, netns=True)
+    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, env=env, netns=NETNS)
     with open(os.path.join(run, "history.json")) as f:
         history = json.load(f)
     with open(os.path.join(run, "results.json")) as f:
@@ -63,32 +77,43 @@ def make_tabular_csv(path, rows=60000, features=32, classes=5):
                fmt=["%.6f"] * features + ["%d"])
 
 
-def families(b, tmp, limit, epochs):
-    """name -> (skein args, pytorch_reference args)"""
+def families(b, tmp, limit, epochs, device=None, data=FASHION, wanted=None):
+    """name -> (skein args, pytorch_reference args), for the names containing
+    one of `wanted` (all when None); only their data is made."""
+    def want(name):
+        return wanted is None or any(w in name for w in wanted)
+
     mlp = os.path.join(ROOT, "examples/fashion_mnist.json")
     common = ["--set", f"max_epochs={epochs}", "--set", "callbacks=[]", "--set", "valid_split=0.1", "--set", "seed=0"]
-    limited = ["--set", f"data.limit={limit}"]
-    script = os.path.join(tmp, "cnn.pt")
-    sh([PY, os.path.join(ROOT, "examples/torchscript/make_cnn.py"), script])
-    table = os.path.join(tmp, "tabular.csv")
-    make_tabular_csv(table)
-    tab_cfg = os.path.join(tmp, "tabular.json")
-    with open(tab_cfg, "w") as f:
-        json.dump({"model": {"plugin": "mlp", "hidden": [256, 256]},
-                   "data": {"plugin": "csv", "train": table, "target": "label"},
-                   "optimizer": {"plugin": "adam", "lr": 0.001}, "batch_size": 64}, f)
-    py = ["--epochs", str(epochs), "--limit", str(limit)]
+    if device:
+        common += ["--set", f"device={device}"]
+    limited = ["--set", f"data.limit={limit}", "--set", f"data.dir={data}"]
+    py = ["--epochs", str(epochs), "--limit", str(limit), "--data", data] + (["--device", device] if device else [])
     rows = {
         "example MLP 784-256-128-10": (["--config", mlp] + common + limited, ["mlp"] + py),
         "wide MLP 784-1024-1024-10": (["--config", mlp, "--set", "model.hidden=[1024,1024]"] + common + limited,
                                       ["wide_mlp"] + py),
         "bundled cnn [16, 32]": (["--config", os.path.join(ROOT, "examples/fashion_mnist_cnn.json")] + common + limited,
                                  ["cnn"] + py),
-        "TorchScript CNN with BatchNorm": (["--config", os.path.join(ROOT, "examples/torchscript/fashion_mnist_torchscript.json"),
-                                            "--set", f"model.path={script}"] + common + limited,
-                                           ["torchscript_cnn", "--script", script] + py),
-        "tabular MLP on a csv (60000 x 32)": (["--config", tab_cfg] + common, ["tabular", "--csv", table] + py),
     }
+    if want("TorchScript CNN with BatchNorm"):
+        script = os.path.join(tmp, "cnn.pt")
+        sh([PY, os.path.join(ROOT, "examples/torchscript/make_cnn.py"), script])
+        rows["TorchScript CNN with BatchNorm"] = (
+            ["--config", os.path.join(ROOT, "examples/torchscript/fashion_mnist_torchscript.json"),
+             "--set", f"model.path={script}"] + common + limited, ["torchscript_cnn", "--script", script] + py)
+    if want("tabular MLP on a csv (60000 x 32)"):
+        table = os.path.join(tmp, "tabular.csv")
+        make_tabular_csv(table)
+        tab_cfg = os.path.join(tmp, "tabular.json")
+        with open(tab_cfg, "w") as f:
+            json.dump({"model": {"plugin": "mlp", "hidden": [256, 256]},
+                       "data": {"plugin": "csv", "train": table, "target": "label"},
+                       "optimizer": {"plugin": "adam", "lr": 0.001}, "batch_size": 64}, f)
+        rows["tabular MLP on a csv (60000 x 32)"] = (["--config", tab_cfg] + common, ["tabular", "--csv", table] + py)
+    rows = {k: v for k, v in rows.items() if want(k)}
+    if not want(f"image_folder ({limit} PNG files), MLP"):
+        return rows
     # PyTorch reads image folders with torchvision, which may not exist yet
     # for the newest torch on PyPI: the row is then left out, and said so.
     if subprocess.run([PY, "-c", "import torchvision"], capture_output=True).returncode != 0:
@@ -102,21 +127,36 @@ def families(b, tmp, limit, epochs):
     return rows
 
 
-def speed(b, tmp, rounds, rows):
-    variants = ["skein", "skein_system_malloc", "pytorch", "pytorch_tuned"]
+def speed(b, tmp, rounds, rows, device=None):
+    if device:  # on a device: the malloc variants concern the host, left out
+        variants = ["skein", "pytorch"]
+    else:
+        variants = ["skein", "skein_system_malloc", "pytorch", "pytorch_tuned"]
     secs = {(r, v): [] for r in rows for v in variants}
     rss = {(r, v): 0.0 for r in rows for v in variants}
+    acc = {}  # the last epoch's validation accuracy of the last round
     for _ in range(rounds):  # interleaved
         for name, (skein_args, py_args) in rows.items():
             for v in variants:
                 if v.startswith("skein"):
                     h, res = skein_run(b, skein_args, tmp, env={"SKEIN_MALLOC": "system"} if v != "skein" else None)
                     durs, peak = [e["dur"] for e in h], res["peak_rss_mb"]
+                    acc[(name, v)] = h[-1].get("valid_acc", float("nan"))
                 else:
                     epochs_out, peak = python_run(py_args[0], py_args[1:], env=TUNED_GLIBC if v == "pytorch_tuned" else None)
                     durs = [e["dur"] for e in epochs_out]
+                    acc[(name, v)] = epochs_out[-1]["valid_acc"]
                 secs[(name, v)] += durs[1:]
                 rss[(name, v)] = max(rss[(name, v)], peak)
+    if device:
+        out = [f"| family | device | Skein s/epoch | PyTorch s/epoch | Skein vs PyTorch | valid acc % Skein / PyTorch | "
+               "peak RSS MB Skein / PyTorch |", "|---|---|---|---|---|---|---|"]
+        for name in rows:
+            m = {v: statistics.median(secs[(name, v)]) for v in variants}
+            out.append(f"| {name} | {device} | {m['skein']:.2f} | {m['pytorch']:.2f} | {m['pytorch'] / m['skein']:.2f}x | "
+                       f"{100 * acc[(name, 'skein')]:.2f} / {100 * acc[(name, 'pytorch')]:.2f} | "
+                       f"{rss[(name, 'skein')]:.0f} / {rss[(name, 'pytorch')]:.0f} |")
+        return "\n".join(out)
     out = ["| family | Skein s/epoch | Skein, glibc malloc untuned | PyTorch s/epoch | PyTorch, malloc tuned | "
            "Skein vs PyTorch at its best | peak RSS MB Skein / PyTorch |", "|---|---|---|---|---|---|---|"]
     for name in rows:
@@ -204,13 +244,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--only", choices=["speed", "allocators", "ddp"])
     ap.add_argument("--out")
+    ap.add_argument("--device", help="cpu, cuda or cuda:N: both sides train there (default: Skein's default, PyTorch on the CPU)")
+    ap.add_argument("--rows", help="comma-separated words: only the families whose names contain one")
+    ap.add_argument("--data", default=FASHION, help="Fashion-MNIST's directory")
+    ap.add_argument("--no-netns", action="store_true", help="run skein without a private network namespace")
     a = ap.parse_args()
+    global NETNS
+    NETNS = not a.no_netns
+    wanted = a.rows.split(",") if a.rows else None
     text = [f"- date: {time.strftime('%Y-%m-%d %H:%M')}", f"- machine: {os.cpu_count()} cores, {os.uname().machine}, "
             f"Linux {os.uname().release}", f"- command: `python3 bench/vs_pytorch.py {' '.join(sys.argv[1:])}`".rstrip()]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = families(a.build, tmp, a.limit, a.epochs) if a.only != "ddp" else {}  # data made once
+        rows = families(a.build, tmp, a.limit, a.epochs, a.device, a.data, wanted) if a.only != "ddp" else {}  # data made once
         if a.only in (None, "speed"):
-            text += ["", speed(a.build, tmp, a.rounds, rows)]
+            text += ["", speed(a.build, tmp, a.rounds, rows, a.device)]
             print("\n".join(text), flush=True)
         if a.only in (None, "allocators"):
             table = allocators(a.build, tmp, a.rounds, rows)

@@ -31,7 +31,7 @@ test_packages=(
   openmpi-bin  # tests: workers started by mpirun
   gfortran  # tests: the Fortran session example (examples/embed)
 )
-if [ "$SKEIN_TORCH" = pypi ]; then
+if [ "$SKEIN_TORCH" != debian ]; then
   packages+=(python3-venv)  # the venv that holds PyPI's torch
 else
   packages+=("${debian_torch[@]}")

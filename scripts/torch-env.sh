@@ -7,6 +7,12 @@
 #                        carries libtorch, in a virtual environment outside the
 #                        clone (SKEIN_VENV, default ~/.cache/skein/torch-<version>),
 #                        so later runs and CI reuse it; build in build-pypi/
+#   SKEIN_TORCH=gpu-image  PyPI's torch of the GPU machines' image
+#                        (scripts/torch-gpu.txt, 2.11.0 for CUDA 13), the wheel
+#                        alone (pip --no-deps: its nvidia-* CUDA packages are not
+#                        needed to compile and link; the CUDA toolkit's are found),
+#                        in a venv as for pypi; build in build-gpu/, for
+#                        scripts/gpu-bundle.sh (no tests: the venv has no numpy)
 #
 # Sets SKEIN_TORCH, SKEIN_BUILD_DIR, SKEIN_VENV and, once skein_torch_env has
 # run, SKEIN_PYTHON (the Python whose torch is the libtorch) and
@@ -16,33 +22,42 @@ SKEIN_TORCH=${SKEIN_TORCH:-debian}
 case "$SKEIN_TORCH" in
   debian) SKEIN_BUILD_DIR=${SKEIN_BUILD_DIR:-build} ;;
   pypi) SKEIN_BUILD_DIR=${SKEIN_BUILD_DIR:-build-pypi} ;;
-  *) echo "SKEIN_TORCH must be 'debian' or 'pypi', not '$SKEIN_TORCH'" >&2; exit 2 ;;
+  gpu-image) SKEIN_BUILD_DIR=${SKEIN_BUILD_DIR:-build-gpu} ;;
+  *) echo "SKEIN_TORCH must be 'debian', 'pypi' or 'gpu-image', not '$SKEIN_TORCH'" >&2; exit 2 ;;
 esac
 skein_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-skein_pypi_torch=$(sed -n 's/^torch==//p' "$skein_root/scripts/torch-pypi.txt")
+# The pin file of the PyPI flavours and pip's extra arguments for it.
+skein_pip_args=()
+if [ "$SKEIN_TORCH" = gpu-image ]; then
+  skein_pins=$skein_root/scripts/torch-gpu.txt
+  skein_pip_args=(--no-deps)
+else
+  skein_pins=$skein_root/scripts/torch-pypi.txt
+fi
+skein_pypi_torch=$(sed -n 's/^torch==//p' "$skein_pins")
 SKEIN_VENV=${SKEIN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skein/torch-$skein_pypi_torch}
 export SKEIN_TORCH SKEIN_BUILD_DIR SKEIN_VENV
 
-# pypi: creates or completes the venv (`--with-tests`: also
-# scripts/torch-pypi-test.txt). scripts/setup.sh runs it.
+# pypi, gpu-image: creates or completes the venv (`--with-tests`, pypi only:
+# also scripts/torch-pypi-test.txt). scripts/setup.sh runs it.
 skein_torch_install() {
-  [ "$SKEIN_TORCH" = pypi ] || return 0
-  local want=("$skein_root/scripts/torch-pypi.txt")
-  if [ "${1:-}" = --with-tests ]; then want+=("$skein_root/scripts/torch-pypi-test.txt"); fi
+  [ "$SKEIN_TORCH" != debian ] || return 0
+  local want=("$skein_pins")
+  if [ "${1:-}" = --with-tests ] && [ "$SKEIN_TORCH" = pypi ]; then want+=("$skein_root/scripts/torch-pypi-test.txt"); fi
   if [ ! -x "$SKEIN_VENV/bin/python3" ]; then
     echo "setup: creating $SKEIN_VENV"
     mkdir -p "$(dirname "$SKEIN_VENV")"
     /usr/bin/python3 -m venv "$SKEIN_VENV"
   fi
-  # What was installed is stamped by the requirement files' digest: a second
-  # run costs no pip at all.
+  # What was installed is stamped by the requirement files' (and pip
+  # arguments') digest: a second run costs no pip at all.
   local stamp="$SKEIN_VENV/.skein-installed" digest
-  digest=$(cat "${want[@]}" | sha256sum | cut -c1-16)
+  digest=$( (cat "${want[@]}"; [ ${#skein_pip_args[@]} -eq 0 ] || echo "${skein_pip_args[@]}") | sha256sum | cut -c1-16)
   if ! grep -qx "$digest" "$stamp" 2>/dev/null; then
     local args=()
     for f in "${want[@]}"; do args+=(-r "$f"); done
     echo "setup: pip install into $SKEIN_VENV: $(grep -hv '^#' "${want[@]}" | tr '\n' ' ')"
-    "$SKEIN_VENV/bin/python3" -m pip install -q --disable-pip-version-check "${args[@]}"
+    "$SKEIN_VENV/bin/python3" -m pip install -q --disable-pip-version-check "${skein_pip_args[@]}" "${args[@]}"
     echo "$digest" >>"$stamp"
   fi
 }
@@ -55,7 +70,7 @@ skein_torch_env() {
   else
     SKEIN_PYTHON=$SKEIN_VENV/bin/python3
     if ! SKEIN_TORCH_PREFIX=$("$SKEIN_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null); then
-      echo "no torch in $SKEIN_VENV: run SKEIN_TORCH=pypi scripts/setup.sh first" >&2
+      echo "no torch in $SKEIN_VENV: run SKEIN_TORCH=$SKEIN_TORCH scripts/setup.sh first" >&2
       exit 2
     fi
   fi
