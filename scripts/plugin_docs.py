@@ -119,7 +119,7 @@ def summary_table(plugins):
     for p in plugins:
         options = ", ".join(f"`{o['name']}` {cell(default_text(o))}" for o in p["options"]) or "none"
         link = f"plugins.md#{p['name']}"
-        rows.append(f"| [`{p['name']}`]({link}) | {p['kind']} | {cell(p['description'])} | {options} |")
+        rows.append(f"| [`{p['name']}`]({link}) | {p['kind']} | {cell(build_neutral(p['description']))} | {options} |")
     return "\n".join(rows + ["", END])
 
 
