@@ -26,7 +26,7 @@ std::vector<std::vector<std::int64_t>> reduce_confusion(const torch::Tensor& loc
   const auto classes = static_cast<std::int64_t>(size[0]);
   std::vector<double> flat(static_cast<std::size_t>(classes * classes), 0.0);
   if (local.defined() && local.size(0) == classes) {
-    const auto d = local.to(torch::kFloat64).contiguous();
+    const auto d = local.to(torch::kCPU, torch::kFloat64).contiguous();  // counted on the run's device
     std::copy(d.data_ptr<double>(), d.data_ptr<double>() + d.numel(), flat.begin());
   }
   parallel.all_reduce_sum(flat);

@@ -14,7 +14,7 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> to_vector(const torch::Tensor& t) {
-  const torch::Tensor d = t.to(torch::kFloat64).contiguous();
+  const torch::Tensor d = t.to(torch::kCPU, torch::kFloat64).contiguous();  // from the run's device
   return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
 }
 

@@ -129,8 +129,9 @@ void add_batch(PhaseSums& p, const skein::Batch& b) {
     if (p.classes) p.counts.add(binary ? out.reshape({-1}).gt(0) : out.argmax(1), actual, binary ? 2 : out.size(1));
     if (p.auc) {
       const torch::Tensor score = binary ? out.reshape({-1}) : out.select(1, 1) - out.select(1, 0);
-      const auto s = score.to(torch::kFloat64).contiguous();
-      const auto l = actual.reshape({-1}).to(torch::kFloat64).contiguous();
+      // Read on the host (the batch may be on a CUDA device).
+      const auto s = score.to(torch::kCPU, torch::kFloat64).contiguous();
+      const auto l = actual.reshape({-1}).to(torch::kCPU, torch::kFloat64).contiguous();
       p.auc_scores.insert(p.auc_scores.end(), s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
       p.auc_labels.insert(p.auc_labels.end(), l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
     }
