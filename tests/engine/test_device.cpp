@@ -68,8 +68,6 @@ BOOST_AUTO_TEST_CASE(cuda_without_a_device_is_one_line_naming_what_is_missing) {
     BOOST_TEST(message.find("use \"auto\" or \"cpu\" to train on the CPU") != std::string::npos, message);
     BOOST_TEST(message.find('\n') == std::string::npos);
   }
-  const std::string summary = skein::core::cuda_summary();
-  BOOST_TEST((summary == "not compiled in" || summary == "compiled in, no device visible"), summary);
 }
 
 BOOST_AUTO_TEST_CASE(a_cpu_run_has_no_device_generator_state) {

@@ -77,11 +77,4 @@ void set_device_generator_state(const RunInfo& run, const torch::Tensor& state) 
   generator.set_state(state);
 }
 
-std::string cuda_summary() {
-  if (!cuda_compiled()) return "not compiled in";
-  const auto visible = torch::cuda::device_count();
-  if (visible == 0) return "compiled in, no device visible";
-  return "compiled in, " + std::to_string(visible) + " device" + (visible > 1 ? "s" : "") + " visible";
-}
-
 }  // namespace skein::core

@@ -122,7 +122,6 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   }
   const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
-  check_device_spec(options.device);
   device_ = choose_device(options.device, RunInfo{}).device;
   model_->to(device_);
   scaling_ = scaling_.on(device_);

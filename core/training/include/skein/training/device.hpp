@@ -34,8 +34,4 @@ SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& 
 SKEIN_EXPORT std::string device_generator_state(const RunInfo& run);
 SKEIN_EXPORT void set_device_generator_state(const RunInfo& run, const torch::Tensor& state);
 
-// What this libtorch can run on, for `skein --version`: "CUDA <version>, N
-// devices visible", "compiled in, no device visible", or "not compiled in".
-SKEIN_EXPORT std::string cuda_summary();
-
 }  // namespace skein::core
