@@ -16,7 +16,7 @@
 #include "skein/host/option_schema.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "skein/history_backend.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/run_store.hpp"
 
 namespace fs = boost::filesystem;

@@ -12,7 +12,7 @@
 #include <torch/torch.h>
 
 #include "fuzz_support.hpp"
-#include "skein/kit/npy.hpp"
+#include "skein/io/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/torch_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string in(reinterpret_cast<const char*>(data), size);

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE callbacks
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 // What the bundled callbacks share: one rule for a missing monitored key, one kind of error for bad options.
 using skein::testing::FakeRun;
@@ -16,7 +16,7 @@ BOOST_AUTO_TEST_CASE(a_missing_monitored_key_fails_alike_in_every_callback) {
       {"checkpoint", {{"monitor", "valid_los"}}},
       {"lr_scheduler", {{"policy", "plateau"}, {"monitor", "valid_los"}}}};
   for (const auto& [name, options] : monitoring) {
-    FakeRun ctx;
+    FakeRun ctx(harness);
     auto cb = make(name, options);
     cb->on_train_begin(ctx);
     ctx.epoch_with("valid_loss", 1.0);

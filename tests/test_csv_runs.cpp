@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "skein/dataset.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "test_support.hpp"
 
 // The csv dataset in `skein train` runs: exit codes of its errors, the

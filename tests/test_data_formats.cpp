@@ -4,7 +4,7 @@
 #include <stb/stb_image_write.h>
 #include <torch/torch.h>
 
-#include "skein/kit/npy.hpp"
+#include "skein/io/npy.hpp"
 #include "test_support.hpp"
 
 // The same data as IDX, .npy, Python-saved tensors and a folder of PNG

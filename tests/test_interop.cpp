@@ -9,7 +9,7 @@
 #include "skein/training/model_io.hpp"
 #include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/npy.hpp"
+#include "skein/io/npy.hpp"
 #include "test_support.hpp"
 
 // Models, weights and arrays shared with Python (Debian's python3-torch and

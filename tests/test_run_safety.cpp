@@ -9,7 +9,7 @@
 
 #include <set>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/run.hpp"
 #include "test_support.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <torch/csrc/jit/runtime/operator.h>
 
-#include "skein/kit/script_operators.hpp"
+#include "skein/io/script_operators.hpp"
 
 // The TorchScript scanner's rules checked against the registry of the
 // libtorch these tests run with, so that a libtorch upgrade that brings a new
@@ -37,7 +37,7 @@ BOOST_AUTO_TEST_CASE(every_registered_operator_namespace_has_a_rule) {
   for (const auto& [ns, example] : namespaces)
     BOOST_TEST((skein::script_operator_rule(example) != ScriptOperatorRule::no_rule),
                "operator namespace '" << ns << "' (e.g. " << example
-                                      << ") has no rule in sdk/src/kit/script_operators.cpp");
+                                      << ") has no rule in sdk/src/io/script_operators.cpp");
 }
 
 BOOST_AUTO_TEST_CASE(operators_taking_a_file_name_or_an_address_reach_outside) {

@@ -10,7 +10,7 @@
 
 #include "idx_test_files.hpp"
 #include "skein/detail/json.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 #include "skein/host/plugin_registry.hpp"
 #include "skein/dataset.hpp"

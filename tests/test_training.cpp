@@ -13,7 +13,7 @@
 #include "skein/host/option_schema.hpp"
 #include "skein/training/trainer.hpp"
 #include "skein/loss.hpp"
-#include "skein/kit/npy.hpp"
+#include "skein/io/npy.hpp"
 #include "test_support.hpp"
 
 using skein::core::Trainer;

@@ -1,10 +1,10 @@
 // stop_at_accuracy tested the way Skein tests its own plugins: created by
-// name through the SDK's harness (skein/kit/testing.hpp), with its options
+// name through the SDK's harness (skein/testing.hpp), with its options
 // checked as `skein train` checks them, and driven through a fake run.
 #define BOOST_TEST_MODULE stop_at_accuracy
 #include <boost/test/unit_test.hpp>
 
-#include <skein/kit/testing.hpp>
+#include <skein/testing.hpp>
 
 namespace {
 
@@ -20,7 +20,7 @@ BOOST_FIXTURE_TEST_SUITE(stop_at_accuracy, Fixture)
 
 BOOST_AUTO_TEST_CASE(stops_at_the_first_epoch_that_reaches_the_target) {
   auto cb = harness.create<skein::Callback>("stop_at_accuracy", {{"target", 0.8}});
-  skein::testing::FakeRun run;
+  skein::testing::FakeRun run(harness);
   BOOST_TEST(run.stop_epoch(*cb, "valid_acc", {0.5, 0.79, 0.8, 0.9}) == 3);
   BOOST_TEST(run.stop_reason == "valid_acc reached 0.800000");
 }

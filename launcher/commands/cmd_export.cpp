@@ -4,7 +4,7 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/training/model_io.hpp"
 #include "skein/errors.hpp"
 

@@ -4,10 +4,10 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/training/model_io.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/npy.hpp"
+#include "skein/io/npy.hpp"
 
 namespace skein::launcher {
 

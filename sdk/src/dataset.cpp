@@ -1,4 +1,6 @@
 #include <numeric>
+#include <sstream>
+#include <stdexcept>
 
 #include "skein/dataset.hpp"
 
@@ -23,6 +25,17 @@ std::optional<TensorSplit> StreamingDataset::test() {
   auto source = test_source();
   if (!source) return std::nullopt;
   return fetch_all(*source);
+}
+
+void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
+                          const std::string& split) {
+  const auto shape = inputs.sizes().slice(1).vec();
+  if (shape != info.input_shape) {
+    std::ostringstream s;
+    s << what << ": " << split << " samples have shape " << c10::IntArrayRef(shape) << ", training samples "
+      << c10::IntArrayRef(info.input_shape);
+    throw std::runtime_error(s.str());
+  }
 }
 
 }  // namespace skein

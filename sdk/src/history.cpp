@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 
 namespace skein {
 

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/detail/sdk_env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/options.hpp"

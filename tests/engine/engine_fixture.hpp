@@ -10,7 +10,7 @@
 
 #include <torch/optim/sgd.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/training/run_parts.hpp"
 #include "skein/training/step_parts.hpp"
 
@@ -38,7 +38,7 @@ struct RecordingCallback : skein::Callback {
 // A run of 4 features and 3 classes on one rank, or on rank `rank` of `ranks`.
 struct Engine {
   explicit Engine(skein::testing::ThreadRanks* ranks = nullptr, int rank = 0, long accumulate_steps = 1)
-      : context(context_options(ranks, rank)) {
+      : context(ranked(harness, ranks, rank), context_options(ranks)) {
     info.input_shape = {4};
     info.num_classes = 3;
     parts.data_info = info;
@@ -67,10 +67,16 @@ struct Engine {
     return b;
   }
 
-  static skein::testing::FakeRunOptions context_options(skein::testing::ThreadRanks* ranks, int rank) {
+  // The harness as rank `rank` of `ranks` (its plugins and the context are that rank).
+  static const skein::testing::Harness& ranked(skein::testing::Harness& h, skein::testing::ThreadRanks* ranks,
+                                               int rank) {
+    h.run().rank = rank;
+    h.run().world_size = ranks ? ranks->world() : 1;
+    return h;
+  }
+  static skein::testing::FakeRunOptions context_options(skein::testing::ThreadRanks* ranks) {
     skein::testing::FakeRunOptions o;
     o.ranks = ranks;
-    o.run.rank = rank;
     return o;
   }
 

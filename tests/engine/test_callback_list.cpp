@@ -31,7 +31,8 @@ BOOST_AUTO_TEST_CASE(runs_a_hook_of_every_callback_in_order) {
 BOOST_AUTO_TEST_CASE(a_non_standard_exception_names_the_plugin_and_the_hook) {
   CallbackList list;
   list.add("thrower", std::make_shared<Thrower>());
-  skein::testing::FakeRun run;
+  skein::testing::Harness harness;
+  skein::testing::FakeRun run(harness);
   const auto message = message_of<std::runtime_error>(
       [&] { list.each("on_epoch_end", [&](skein::Callback& cb) { cb.on_epoch_end(run); }); });
   BOOST_TEST(message == "callback 'thrower' threw a non-standard exception in on_epoch_end");
@@ -46,7 +47,8 @@ BOOST_AUTO_TEST_CASE(each_as_reaches_only_callbacks_of_that_role) {
   auto reporter = std::make_shared<Reporter>();
   list.add("plain", std::make_shared<RecordingCallback>());
   list.add("reporter", reporter);
-  skein::testing::FakeRun run;
+  skein::testing::Harness harness;
+  skein::testing::FakeRun run(harness);
   int reached = 0;
   list.each_as<skein::EpochReporter>("on_epoch_recorded", [&](skein::EpochReporter& r) {
     r.on_epoch_recorded(run);
@@ -62,7 +64,8 @@ BOOST_AUTO_TEST_CASE(every_callback_hears_of_a_failure_even_when_one_cannot) {
   first->fail_in_on_exception = true;
   list.add("first", first);
   list.add("second", second);
-  skein::testing::FakeRun run;
+  skein::testing::Harness harness;
+  skein::testing::FakeRun run(harness);
   list.notify_failure(run, "disk full\nmore detail");
   BOOST_TEST(first->seen == (std::vector<std::string>{"exception:disk full"}));
   BOOST_TEST(second->seen == (std::vector<std::string>{"exception:disk full"}));

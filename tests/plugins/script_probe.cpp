@@ -3,7 +3,7 @@
 #include "skein/callback.hpp"
 #include "skein/context.hpp"
 #include "skein/plugin.hpp"
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 namespace {
 

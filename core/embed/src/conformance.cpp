@@ -1,4 +1,4 @@
-// What every plugin of a kind must do (skein/kit/testing.hpp): the checks a
+// What every plugin of a kind must do (skein/testing.hpp): the checks a
 // plugin's own test runs, so that each kind's contract is written once.
 #include <cmath>
 #include <sstream>
@@ -7,7 +7,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/serialize.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"

@@ -1,4 +1,4 @@
-// The SDK harness's real engine (skein/kit/testing.hpp, EngineRun): every
+// The SDK harness's real engine (skein/testing.hpp, EngineRun): every
 // rank a Trainer on its own thread, the ranks' store a FileStore.
 #include <exception>
 #include <sstream>
@@ -10,9 +10,10 @@
 #include "plugin_paths.hpp"
 #include "skein/training/config.hpp"
 #include "skein/training/log_stream.hpp"
+#include "skein/training/step_driver.hpp"
 #include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 namespace skein::testing {
 
@@ -39,9 +40,7 @@ struct RankEngine::Impl {
   RunStore store;
   std::ostream* log = nullptr;
   std::unique_ptr<core::Trainer> trainer;
-  bool began = false;       // on_train_begin ran
-  bool epoch_open = false;  // a step since the last end_epoch
-  long train_index = 0, eval_index = 0;
+  std::unique_ptr<core::StepDriver> steps;  // the step API a Session drives, over trainer
 };
 
 RankEngine::RankEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -50,42 +49,16 @@ RankEngine::~RankEngine() = default;
 TrainContext& RankEngine::context() { return *impl_->trainer; }
 long RankEngine::fit() { return impl_->trainer->fit(); }
 
-void RankEngine::open_epoch() {
-  Impl& s = *impl_;
-  if (s.epoch_open) return;
-  if (!s.began) s.trainer->begin_training();
-  s.began = true;
-  s.trainer->begin_epoch();
-  s.epoch_open = true;
-  s.train_index = s.eval_index = 0;
-}
-
 void RankEngine::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
-  open_epoch();
-  Batch batch{inputs, targets};
-  batch.index = impl_->train_index++;
-  impl_->trainer->train_batch(batch);
-  impl_->trainer->flush_records();
+  impl_->steps->step(inputs, targets, true);
 }
 
 void RankEngine::eval_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
-  open_epoch();
-  Batch batch{inputs, targets};
-  batch.index = impl_->eval_index++;
-  core::EvalSums unused;
-  impl_->trainer->eval_batch(batch, true, unused);
+  impl_->steps->step(inputs, targets, false);
 }
 
-bool RankEngine::end_epoch() {
-  open_epoch();  // an epoch without steps still takes part
-  impl_->epoch_open = false;
-  return impl_->trainer->end_epoch();
-}
-
-void RankEngine::end_training() {
-  if (impl_->began) impl_->trainer->end_training();
-  impl_->began = false;
-}
+bool RankEngine::end_epoch() { return impl_->steps->end_epoch(); }
+void RankEngine::end_training() { impl_->steps->end_training(); }
 
 void RankEngine::save_checkpoint(const std::string& dir) { impl_->trainer->save_checkpoint(dir); }
 void RankEngine::resume(const std::string& dir) { impl_->trainer->resume(dir); }
@@ -152,6 +125,7 @@ EngineRun::EngineRun(EngineRunOptions options) : impl_(std::make_unique<Impl>())
     try {
       rank.trainer = std::make_unique<core::Trainer>(s.config, s.registry, rank.run, *rank.log,
                                                      rank.store ? &rank.store : nullptr);
+      rank.steps = std::make_unique<core::StepDriver>(*rank.trainer);
     } catch (const ConfigError& e) {
       throw ConfigError(core::blame(e, s.config));
     }

@@ -2,6 +2,8 @@
 // (run_setup.hpp), driven batch by batch through the Trainer's steps.
 #include "skein/session.hpp"
 
+#include <optional>
+
 #include <c10/util/StringUtil.h>
 
 #include "skein/training/checkpoint_dir.hpp"
@@ -9,6 +11,7 @@
 #include "skein/training/log_stream.hpp"
 #include "skein/training/run_env.hpp"
 #include "skein/training/run_setup.hpp"
+#include "skein/training/step_driver.hpp"
 #include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
@@ -58,11 +61,8 @@ struct Session::Impl {
   RunConfig config;
   std::unique_ptr<RunDirectory> dir;
   std::unique_ptr<Trainer> trainer;
-  bool began = false;       // on_train_begin ran
-  bool epoch_open = false;  // a step since the last end_epoch
+  std::unique_ptr<StepDriver> steps;  // the engine's step API over trainer
   bool finished = false;
-  long train_index = 0;  // train steps in the open epoch
-  long eval_index = 0;
   bool warned_partial_group = false;
 
   Impl(const nlohmann::json& config_json, SessionOptions opts)
@@ -81,6 +81,7 @@ struct Session::Impl {
     try {
       try {
         trainer = std::make_unique<Trainer>(config, registry, run, log.stream(), store ? &store : nullptr);
+        steps = std::make_unique<StepDriver>(*trainer);
       } catch (const ConfigError& e) {
         throw ConfigError(blame(e, config));
       }
@@ -122,20 +123,9 @@ struct Session::Impl {
 
   void check_between_epochs(const char* call) const {
     check_usable(call);
-    if (epoch_open)
+    if (steps->epoch_open())
       throw std::logic_error(std::string(call) + ": epoch " + std::to_string(trainer->epoch()) +
                              " is open (steps since the last end_epoch); call it after end_epoch");
-  }
-
-  void open_epoch() {
-    if (epoch_open) return;
-    if (!began) {
-      trainer->begin_training();
-      began = true;
-    }
-    trainer->begin_epoch();
-    epoch_open = true;
-    train_index = eval_index = 0;
   }
 
   // Inputs in the model's dtype: float32 used as they are, other types converted.
@@ -183,13 +173,9 @@ struct Session::Impl {
     const torch::Device device(trainer->run().device);
     const torch::Tensor x = model_inputs(inputs, call).to(device);
     const torch::Tensor y = loss_targets(targets, x.size(0), call).to(device);
-    open_epoch();
-    Batch batch{x, y};
-    batch.index = train ? train_index++ : eval_index++;
-    EvalSums unused;
-    fitted(call, [&] { train ? trainer->train_batch(batch) : trainer->eval_batch(batch, true, unused); });
-    trainer->flush_records();  // the step's values are its result
-    return result_of(batch);
+    std::optional<Batch> batch;  // it refers to x and y
+    fitted(call, [&] { batch.emplace(steps->step(x, y, train)); });
+    return result_of(*batch);
   }
 
   // Runs a step; the config was checked when the session was made, so a
@@ -254,11 +240,9 @@ torch::Tensor Session::predict(const torch::Tensor& inputs) {
 bool Session::end_epoch() {
   Impl& s = *impl_;
   s.check_usable("end_epoch");
-  s.open_epoch();  // an epoch without steps (a rank without data) still takes part
-  s.epoch_open = false;
   // Micro-batches after the epoch's last complete accumulation group never
   // reached the optimizer (the next step's group starts afresh).
-  const long left = s.train_index % s.config.accumulate_steps;
+  const long left = s.steps->unapplied_steps(s.config.accumulate_steps);
   if (left != 0 && !s.warned_partial_group) {
     s.warned_partial_group = true;
     warn("end_epoch: the last " + std::to_string(left) + " train step(s) of epoch " +
@@ -266,7 +250,7 @@ bool Session::end_epoch() {
          std::to_string(s.config.accumulate_steps) +
          ", so their gradients were not applied; feed a multiple of it per epoch, or set batches_per_epoch");
   }
-  return s.trainer->end_epoch();
+  return s.steps->end_epoch();
 }
 
 void Session::save_checkpoint(const std::string& dir) {
@@ -283,8 +267,8 @@ void Session::finish() {
   Impl& s = *impl_;
   if (s.finished) return;
   s.finished = true;
-  if (s.began) {
-    s.trainer->end_training();
+  if (s.steps->began()) {
+    s.steps->end_training();
     s.trainer->write_final_model();  // the model to export or predict with (main rank)
   }
   if (s.dir && s.trainer->epoch() > 0) s.dir->commit_new_run();
@@ -294,6 +278,6 @@ void Session::finish() {
 
 TrainContext& Session::context() { return *impl_->trainer; }
 const std::string& Session::run_dir() const { return impl_->run.run_dir; }
-long Session::epoch() const { return impl_->trainer->epoch() - (impl_->epoch_open ? 1 : 0); }
+long Session::epoch() const { return impl_->trainer->epoch() - (impl_->steps->epoch_open() ? 1 : 0); }
 
 }  // namespace skein

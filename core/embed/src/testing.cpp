@@ -1,7 +1,7 @@
-// The plugin test harness (sdk/include/skein/kit/testing.hpp) on the host's
+// The plugin test harness (core/embed/include/skein/testing.hpp) on the host's
 // own plugin discovery and option validation: a plugin under test is created
 // the way `skein train` creates it.
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -72,6 +72,7 @@ Harness::Harness(HarnessOptions options) : impl_(std::make_unique<Impl>()) {
 Harness::~Harness() = default;
 
 RunInfo& Harness::run() { return impl_->run; }
+const RunInfo& Harness::run() const { return impl_->run; }
 const std::string& Harness::run_dir() const { return impl_->run_dir; }
 
 std::string Harness::write_file(const std::string& name, const std::string& bytes) const {
@@ -141,8 +142,12 @@ void FakeParallel::barrier() {
   all_reduce_sum(none);
 }
 
-FakeRun::FakeRun(FakeRunOptions options) : options_(std::move(options)), parallel_(options_.ranks) {
-  if (options_.ranks) options_.run.world_size = options_.ranks->world();
+FakeRun::FakeRun(const Harness& harness, FakeRunOptions options)
+    : run_(harness.run()), options_(std::move(options)), parallel_(options_.ranks) {
+  if (options_.ranks && options_.ranks->world() != run_.world_size)
+    throw std::logic_error("FakeRun: FakeRunOptions::ranks has " + std::to_string(options_.ranks->world()) +
+                           " ranks, the harness's run " + std::to_string(run_.world_size) +
+                           " (set harness.run().world_size)");
   std::vector<torch::Tensor> params;
   if (options_.model) {
     params = options_.model->parameters();

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/host/exit_codes.hpp"
 #include "skein/host/interrupt.hpp"
 #include "skein/host/env_vars.hpp"

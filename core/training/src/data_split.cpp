@@ -7,7 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "skein/kit/index_tensor.hpp"
+#include "skein/io/index_tensor.hpp"
 
 namespace skein::core {
 

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/detail/warning_log.hpp"
 #include "skein/errors.hpp"
 

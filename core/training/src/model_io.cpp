@@ -18,10 +18,10 @@
 #include "skein/training/trainer.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 namespace fs = boost::filesystem;
 

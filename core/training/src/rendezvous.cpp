@@ -5,9 +5,9 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/detail/run_files.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
 #include "skein/training/store_keys.hpp"

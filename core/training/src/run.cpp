@@ -12,7 +12,7 @@
 
 #include <boost/filesystem.hpp>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/training/allocator.hpp"
 #include "skein/training/checkpoint_dir.hpp"
 #include "skein/training/crash_report.hpp"
@@ -28,7 +28,7 @@
 #include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/run.hpp"
 #include "skein/training/store_keys.hpp"
 

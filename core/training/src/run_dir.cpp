@@ -10,7 +10,7 @@
 
 #include <boost/filesystem.hpp>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"

@@ -12,7 +12,7 @@
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/store_keys.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 
 namespace skein::core {
 

@@ -4,7 +4,7 @@
 
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 namespace skein::core {
 

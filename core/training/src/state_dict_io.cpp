@@ -13,7 +13,7 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 
 #include "skein/errors.hpp"
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/torch_file.hpp"
 
 namespace skein::core {
 StateDict read_state_dict(const std::string& path) {

@@ -4,7 +4,7 @@
 #include <torch/data/samplers/distributed.h>
 
 #include "skein/errors.hpp"
-#include "skein/kit/datasets.hpp"
+#include "skein/dataset.hpp"
 #include "skein/training/located.hpp"
 
 namespace skein::core {

@@ -9,8 +9,8 @@
 #include "skein/training/model_io.hpp"
 #include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/scripted_model.hpp"
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/scripted_model.hpp"
+#include "skein/io/torch_file.hpp"
 
 namespace skein::core {
 

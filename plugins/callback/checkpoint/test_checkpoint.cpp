@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE checkpoint
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 // The checkpoint callback alone: which checkpoints it asks for, and when.
 using skein::testing::FakeRun;
@@ -11,7 +11,7 @@ BOOST_FIXTURE_TEST_SUITE(checkpoint, skein::testing::CallbackFixture)
 // checkpoint's monitor left unset: valid_loss when the run validates, and no
 // "best" (rather than an error) when it does not.
 BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
-  FakeRun without;
+  FakeRun without(harness);
   auto cp = make("checkpoint", nlohmann::json::object());
   for (double v : {1.0, 0.5}) {
     without.epoch_with("train_loss", v);
@@ -20,7 +20,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
   using Request = skein::testing::CheckpointRequest;
   BOOST_TEST(without.checkpoints ==
              std::vector<Request>({{"epoch_0001", {}}, {"epoch_0002", {"epoch_0001"}}}));
-  FakeRun with;
+  FakeRun with(harness);
   auto cp2 = make("checkpoint", nlohmann::json::object());
   with.epoch_with("valid_loss", 1.0);
   cp2->on_epoch_end(with);
@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_default_monitor_follows_the_run) {
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
-  FakeRun ctx;
+  FakeRun ctx(harness);
   auto cp = make("checkpoint", {{"keep_last", 2}});
   for (double v : {1.0, 0.8, 0.9}) {
     ctx.epoch_with("valid_loss", v);
@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_keeps_the_last_k_and_the_best) {
 // batches) over the whole run, keeps the last K step checkpoints apart from
 // the epoch ones, and carries the count through its state.
 BOOST_AUTO_TEST_CASE(checkpoint_every_n_steps_counts_optimizer_steps) {
-  FakeRun ctx;
+  FakeRun ctx(harness);
   auto cp = make("checkpoint", {{"every", 0}, {"every_n_steps", 2}, {"keep_last", 2}, {"monitor", ""}});
   skein::Batch batch{torch::zeros({1}), torch::zeros({1})};
   auto run_batches = [&](std::shared_ptr<skein::Callback>& c, int n) {

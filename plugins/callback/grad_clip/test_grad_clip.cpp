@@ -3,7 +3,7 @@
 
 #include <torch/nn/modules/linear.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 // The grad_clip callback alone, on a one-layer model driven batch by batch.
 namespace {
@@ -28,7 +28,7 @@ Step one_step(skein::testing::CallbackFixture& f, const nlohmann::json& options)
   skein::testing::FakeRunOptions run;
   run.model = std::make_shared<Linear>();
   run.lr = 1.0;
-  FakeRun ctx(run);
+  FakeRun ctx(f.harness, run);
   auto clip = f.make("grad_clip", options);
   std::vector<torch::Tensor> before;
   for (const auto& p : run.model->parameters()) before.push_back(p.detach().clone());

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"

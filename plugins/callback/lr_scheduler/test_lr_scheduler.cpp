@@ -2,8 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 
-#include "skein/kit/testing.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/testing.hpp"
+#include "skein/io/input_file.hpp"
 
 // The lr_scheduler callback alone: the learning rate each policy sets.
 using skein::testing::FakeRun;
@@ -12,7 +12,7 @@ BOOST_FIXTURE_TEST_SUITE(lr_scheduler, skein::testing::CallbackFixture)
 
 BOOST_AUTO_TEST_CASE(lr_scheduler_step_cosine_and_plateau) {
   auto lrs = [&](const nlohmann::json& options, const std::vector<double>& losses) {
-    FakeRun ctx;
+    FakeRun ctx(harness);
     auto s = make("lr_scheduler", options);
     s->on_train_begin(ctx);
     std::vector<double> out;
@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(per_step_policies_match_pytorch) {
   auto rates = [&](const nlohmann::json& options) {
     skein::testing::FakeRunOptions run;  // one batch per epoch: max_epochs 20 makes 20 optimizer steps
     run.config["max_epochs"] = 20;
-    FakeRun ctx(run);
+    FakeRun ctx(harness, run);
     auto s = make("lr_scheduler", options);
     s->on_train_begin(ctx);
     std::vector<double> out;
@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(per_step_counts_optimizer_steps_and_resumes) {
   const torch::Tensor none = torch::zeros({1});
   skein::testing::FakeRunOptions run;
   run.config["max_epochs"] = 10;
-  FakeRun ctx(run);
+  FakeRun ctx(harness, run);
   const nlohmann::json options = {{"policy", "step"}, {"interval", "step"}, {"step_size", 1}, {"gamma", 0.5}};
   auto s = make("lr_scheduler", options);
   s->on_train_begin(ctx);
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(per_step_counts_optimizer_steps_and_resumes) {
 
   auto resumed = make("lr_scheduler", options);
   resumed->load_state(s->state());
-  FakeRun fresh;
+  FakeRun fresh(harness);
   resumed->on_train_begin(fresh);
   BOOST_TEST(fresh.optimizer().param_groups()[0].options().get_lr() == 0.025);
 }

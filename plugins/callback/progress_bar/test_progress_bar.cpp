@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_AUTO_TEST_SUITE(callback_progress_bar)
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
 #include "skein/plugin.hpp"

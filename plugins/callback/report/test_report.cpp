@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE callback_report
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/input_file.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/io/input_file.hpp"
+#include "skein/testing.hpp"
 
 BOOST_AUTO_TEST_SUITE(callback_report)
 

@@ -3,8 +3,8 @@
 
 #include <thread>
 
-#include "skein/kit/testing.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/testing.hpp"
+#include "skein/io/input_file.hpp"
 
 // The scoring callback's epoch scores against scikit-learn's on the same
 // predictions (sklearn_scores.json), fed in uneven
@@ -73,11 +73,16 @@ struct ScoringFixture : skein::testing::CallbackFixture {
   nlohmann::json score_rank(const nlohmann::json& options, const torch::Tensor& outputs, const torch::Tensor& targets,
                             const std::vector<std::pair<std::int64_t, std::int64_t>>& spans,
                             skein::testing::ThreadRanks& ranks, int rank, int world, int restart_at) {
+    // This rank's own harness: the rank its callbacks are made with is the one they run as.
+    skein::testing::Harness rank_harness;
+    rank_harness.run().rank = rank;
+    rank_harness.run().world_size = world;
     skein::testing::FakeRunOptions run;
-    run.run.rank = rank;
     run.ranks = &ranks;
-    FakeRun ctx(run);
-    (void)world;
+    FakeRun ctx(rank_harness, run);
+    const auto make = [&](const std::string& name, const nlohmann::json& o) {
+      return rank_harness.create<skein::Callback>(name, o);
+    };
     auto cb = make("scoring", options);
     cb->on_train_begin(ctx);
     cb->on_epoch_begin(ctx);
@@ -127,7 +132,7 @@ BOOST_AUTO_TEST_CASE(epoch_sums_survive_a_checkpoint_inside_the_epoch) {
                scored({{"scores", {"valid_rmse", "valid_r2"}}}, outputs, outputs * 0.5, world));
   }
   // At an epoch's end the state is empty sums: a checkpoint carries no scores.
-  FakeRun ctx;
+  FakeRun ctx(harness);
   auto cb = make("scoring", {{"scores", {"train_roc_auc"}}});
   BOOST_TEST(cb->state()["train"]["auc_scores"].empty());
 }
@@ -168,7 +173,7 @@ BOOST_AUTO_TEST_CASE(binary_scores_and_roc_auc_match_scikit_learn) {
   BOOST_TEST(skein::testing::contains(err, "roc_auc is for binary classification"), err);
   BOOST_TEST(skein::testing::contains(err, "the model outputs [7, 4]"), err);
   // Found at the first (training) batch, not first at validation.
-  FakeRun ctx;
+  FakeRun ctx(harness);
   auto cb = make("scoring", {{"scores", {"valid_roc_auc"}}});
   cb->on_train_begin(ctx);
   skein::Batch train_batch{four, torch::zeros({8}, torch::kInt64)};

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "event_writer.hpp"
-#include "skein/kit/atomic_file.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/atomic_file.hpp"
+#include "skein/io/input_file.hpp"
 
 namespace fs = boost::filesystem;
 

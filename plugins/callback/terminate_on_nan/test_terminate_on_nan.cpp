@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 // The terminate_on_nan callback alone, fed batch losses.
 namespace {
@@ -12,7 +12,7 @@ using skein::testing::FakeRun;
 
 // The stop reason after train batches of these losses in epoch 1 ("" if none).
 std::string reason_after(skein::testing::CallbackFixture& f, const std::vector<double>& losses) {
-  FakeRun ctx;
+  FakeRun ctx(f.harness);
   auto cb = f.make("terminate_on_nan");
   cb->on_train_begin(ctx);
   ctx.begin_epoch();

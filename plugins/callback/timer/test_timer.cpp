@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE callback_timer
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_AUTO_TEST_SUITE(callback_timer)
 

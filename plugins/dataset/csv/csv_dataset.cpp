@@ -14,13 +14,13 @@
 #include <torch/types.h>
 
 #include "csv_table.hpp"
-#include "skein/kit/atomic_file.hpp"
+#include "skein/io/atomic_file.hpp"
 #include "skein/dataset.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/json.hpp"
 #include "skein/plugin.hpp"
-#include "skein/kit/quoted.hpp"
+#include "skein/io/quoted.hpp"
 #include "skein/run.hpp"
 
 // Declared once: the schema and CsvOptions (read_settings checks them into Settings).

@@ -9,8 +9,8 @@
 #include "skein/dataset.hpp"
 #include "skein/detail/warning_log.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/io/input_file.hpp"
+#include "skein/testing.hpp"
 
 // The csv dataset plugin: parsing, the header and target rules, class ids,
 // csv_classes.json, every error (file, line, column; a ConfigError or a data

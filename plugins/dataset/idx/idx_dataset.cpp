@@ -11,8 +11,8 @@
 
 #include "idx_file.hpp"
 #include "skein/dataset.hpp"
-#include "skein/kit/index_tensor.hpp"
-#include "skein/kit/memory.hpp"
+#include "skein/io/index_tensor.hpp"
+#include "skein/io/memory.hpp"
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and IdxOptions. Mean and std defaults:

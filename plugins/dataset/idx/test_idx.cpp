@@ -6,8 +6,8 @@
 #include "idx_test_files.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/io/input_file.hpp"
+#include "skein/testing.hpp"
 
 namespace {
 

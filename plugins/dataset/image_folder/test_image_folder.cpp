@@ -5,7 +5,7 @@
 #include <stb/stb_image_write.h>
 
 #include "skein/dataset.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 namespace {
 

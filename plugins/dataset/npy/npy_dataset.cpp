@@ -4,8 +4,8 @@
 
 #include "skein/dataset.hpp"
 #include "skein/kit/datasets.hpp"
-#include "skein/kit/index_tensor.hpp"
-#include "skein/kit/npy.hpp"
+#include "skein/io/index_tensor.hpp"
+#include "skein/io/npy.hpp"
 #include "skein/plugin.hpp"
 
 // Declared once: the schema and NpyOptions.

@@ -10,8 +10,8 @@
 #include <torch/torch.h>
 
 #include "skein/dataset.hpp"
-#include "skein/kit/npy.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/io/npy.hpp"
+#include "skein/testing.hpp"
 
 // The npy dataset plugin reading files that change under it: a file
 // truncated or rewritten in place while a run reads it is one error naming

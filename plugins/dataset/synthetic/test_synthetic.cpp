@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "skein/dataset.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_FIXTURE_TEST_SUITE(dataset_synthetic, skein::testing::CallbackFixture)
 

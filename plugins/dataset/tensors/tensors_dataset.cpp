@@ -5,7 +5,7 @@
 #include "skein/dataset.hpp"
 #include "skein/kit/datasets.hpp"
 #include "skein/plugin.hpp"
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/torch_file.hpp"
 
 // Declared once: the schema and TensorsOptions.
 #define TENSORS_OPTIONS(X)                                                                                   \

@@ -5,7 +5,7 @@
 
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <boost/filesystem.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_AUTO_TEST_SUITE(history_filestore)
 

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE history_local
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 using skein::testing::EngineRun;
 using skein::testing::small_run;

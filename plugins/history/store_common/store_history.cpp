@@ -4,7 +4,7 @@
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/run_store.hpp"
 
 namespace skein_history {

@@ -8,7 +8,7 @@
 
 #include "../store_common/store_history.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"
 

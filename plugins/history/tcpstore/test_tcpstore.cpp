@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE history_tcpstore
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_AUTO_TEST_SUITE(history_tcpstore)
 

@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/loss.hpp"
 
 // The bce_with_logits loss alone: pos_weight, and one that does not fit the outputs.

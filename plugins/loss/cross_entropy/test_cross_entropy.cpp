@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/loss.hpp"
 
 // The cross_entropy loss alone: class weights, and a weight list that does not fit.

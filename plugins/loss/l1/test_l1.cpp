@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE loss_l1
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_FIXTURE_TEST_SUITE(loss_l1, skein::testing::CallbackFixture)
 

@@ -3,7 +3,7 @@
 
 #include <torch/script.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_FIXTURE_TEST_SUITE(loss_torchscript_loss, skein::testing::CallbackFixture)
 

@@ -10,7 +10,7 @@
 #include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/plugin.hpp"
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 // Declared once: the schema and ScriptLossOptions.
 #define SCRIPT_LOSS_OPTIONS(X)                                                              \

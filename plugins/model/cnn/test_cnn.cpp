@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE model_cnn
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 BOOST_FIXTURE_TEST_SUITE(model_cnn, skein::testing::CallbackFixture)
 

@@ -3,7 +3,7 @@
 
 #include <torch/script.h>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Model "torchscript": a module written in Python and saved with
 // torch.jit.script(m).save(path); every parameter is trained.
 #include "skein/plugin.hpp"
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 // Declared once: the schema and TorchScriptOptions.
 #define TORCHSCRIPT_OPTIONS(X) \

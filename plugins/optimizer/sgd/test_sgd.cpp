@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE optimizer_sgd
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/optimizer.hpp"
 
 BOOST_FIXTURE_TEST_SUITE(optimizer_sgd, skein::testing::CallbackFixture)

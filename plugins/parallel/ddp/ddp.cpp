@@ -10,7 +10,7 @@
 
 #include "gradient_reducer.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run_store.hpp"

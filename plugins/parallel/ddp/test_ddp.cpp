@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE parallel_ddp
 #include <boost/test/unit_test.hpp>
 
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/torch_compat/backends.hpp"
 
 // ddp on two ranks of the real engine (threads of this test over loopback).

@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "skein/errors.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 
 using skein::testing::EngineRun;
 using skein::testing::small_run;

@@ -92,4 +92,9 @@ class SKEIN_EXPORT OwnValidation {
   virtual std::shared_ptr<const SampleSource> valid_source() { return nullptr; }
 };
 
+// Throws (std::runtime_error, naming `what` and `split`) when held-out
+// `inputs` [N, ...] do not have the training samples' shape `info.input_shape`.
+SKEIN_EXPORT void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
+                                       const std::string& split);
+
 }  // namespace skein

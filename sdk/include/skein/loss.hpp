@@ -33,4 +33,10 @@ class SKEIN_EXPORT Loss {
   virtual std::vector<LossMetric> metrics(const torch::Tensor& outputs, const torch::Tensor& targets) const;
 };
 
+// The class ids of classification targets: [N] ids as they are, [N, C]
+// class probabilities by their largest entry.
+inline torch::Tensor class_ids_of(const torch::Tensor& targets) {
+  return targets.dim() == 2 ? targets.argmax(1) : targets;
+}
+
 }  // namespace skein

@@ -1,6 +1,5 @@
 #include "skein/kit/datasets.hpp"
 
-#include <sstream>
 #include <stdexcept>
 
 namespace skein {
@@ -31,17 +30,6 @@ torch::Tensor as_loss_targets(const torch::Tensor& targets) {
   if (targets.is_floating_point() || targets.scalar_type() == torch::kBool)
     return targets.scalar_type() == torch::kFloat ? targets : targets.to(torch::kFloat);
   return targets.scalar_type() == torch::kLong ? targets : targets.to(torch::kLong);
-}
-
-void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
-                          const std::string& split) {
-  const auto shape = inputs.sizes().slice(1).vec();
-  if (shape != info.input_shape) {
-    std::ostringstream s;
-    s << what << ": " << split << " samples have shape " << c10::IntArrayRef(shape) << ", training samples "
-      << c10::IntArrayRef(info.input_shape);
-    throw std::runtime_error(s.str());
-  }
 }
 
 void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what) {

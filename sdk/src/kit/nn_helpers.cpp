@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "skein/errors.hpp"
-#include "skein/kit/memory.hpp"
+#include "skein/io/memory.hpp"
 
 namespace skein {
 

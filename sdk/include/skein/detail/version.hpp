@@ -9,13 +9,16 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.3: class_ids_of (skein/loss.hpp) and check_held_out_shape (skein/dataset.hpp)
+//      moved in from the kit; the file formats the host and plugins share are
+//      the contract's skein/io/ (libskein_io), no longer the kit's.
 // 3.2: RunInfo::device (a new field at its end), the device the run trains on.
 // 3.1: options declare their limits: OptionType::choice, OptionSpec::choices and
 //      ::range (new fields at its end: the host reads a plugin's options from its
 //      manifest, never from its OptionSpec array), SKEIN_CHOICES, SKEIN_RANGE,
 //      SKEIN_CHOICE_OPTION, SKEIN_OPTIONS_STRUCT's names.
 // 3.0: the plugin contract alone under skein/; helpers moved to skein/kit/
-//      (libskein_kit, versioned on its own: skein/kit/version.hpp), host-only
+//      (libskein_kit, versioned on its own: skein/kit/kit_version.hpp), host-only
 //      names to the host; run_info.hpp + run_output.hpp are skein/run.hpp,
 //      warn() is in skein/errors.hpp; ClassificationLoss, ElementwiseLoss,
 //      LibtorchOptimizer and the dataset helpers moved to the kit.
@@ -27,7 +30,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 2
+#define SKEIN_API_MINOR 3
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x

@@ -7,6 +7,7 @@
 #include <torch/types.h>
 
 #include "skein/detail/export.hpp"
+#include "skein/dataset.hpp"
 #include "skein/run.hpp"
 
 namespace skein {
@@ -29,7 +30,5 @@ SKEIN_EXPORT torch::Tensor as_loss_targets(const torch::Tensor& targets);
 // another shape than the training samples (`info.input_shape`).
 SKEIN_EXPORT void check_test_shape(const DataInfo& info, const torch::Tensor& test_inputs, const std::string& what);
 // The same for any held-out split, named in the message (API 2.4): "test", "validation".
-SKEIN_EXPORT void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,
-                                       const std::string& split);
 
 }  // namespace skein

@@ -31,10 +31,6 @@ class SKEIN_EXPORT ClassificationLoss : public Loss {
 
 // The class ids of classification targets: ids [N] as they are, class
 // probabilities [N, C] by their most likely class (for accuracy).
-inline torch::Tensor class_ids_of(const torch::Tensor& targets) {
-  return targets.dim() == 2 ? targets.argmax(1) : targets;
-}
-
 // Element-wise losses (regression, binary): targets are cast to the outputs'
 // dtype, and targets [N] fit outputs [N, 1] (any two shapes of the same
 // sample count and size). Anything else is refused, never broadcast.

@@ -1,4 +1,4 @@
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/torch_file.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -17,8 +17,8 @@
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
-#include "skein/kit/memory.hpp"
+#include "skein/io/input_file.hpp"
+#include "skein/io/memory.hpp"
 #include "zip_record_sizes.hpp"
 
 namespace skein {

@@ -11,13 +11,13 @@
 #include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/import_source.h>
 
-#include "skein/kit/script_operators.hpp"
+#include "skein/io/script_operators.hpp"
 
 namespace skein {
 
 namespace {
 
-// Why the scanner refuses an operator (skein/kit/script_operators.hpp), or
+// Why the scanner refuses an operator (skein/io/script_operators.hpp), or
 // nothing for one that only computes.
 std::optional<std::string> refusal(const std::string& kind) {
   switch (script_operator_rule(kind)) {

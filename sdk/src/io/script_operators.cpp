@@ -1,4 +1,4 @@
-#include "skein/kit/script_operators.hpp"
+#include "skein/io/script_operators.hpp"
 
 #include <map>
 #include <set>

@@ -9,7 +9,7 @@
 // Datasets, losses, optimizers and models need no run: call them directly.
 //
 // Link skein::testing (find_package(Skein) provides it) and include
-// <skein/kit/testing.hpp>; see docs/plugin-authoring.md, "Testing a plugin".
+// <skein/testing.hpp>; see docs/plugin-authoring.md, "Testing a plugin".
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -81,9 +81,11 @@ class SKEIN_EXPORT Harness {
   std::shared_ptr<I> create(const std::string& name, const nlohmann::json& options = nlohmann::json::object(),
                             const DataInfo* data = nullptr);
 
-  // What plugins are created with: change rank, world_size, seed, ... before
-  // create(). run().run_dir is the harness's run directory.
+  // What plugins are created with, and what a FakeRun of this harness
+  // reports: change rank, world_size, seed, ... before create(). run().run_dir
+  // is the harness's run directory.
   RunInfo& run();
+  const RunInfo& run() const;
   const std::string& run_dir() const;
   // Writes `bytes` to run_dir()/name (a test's input files); returns the path.
   std::string write_file(const std::string& name, const std::string& bytes) const;
@@ -124,9 +126,10 @@ class SKEIN_EXPORT FakeParallel final : public Parallel {
   ThreadRanks* ranks_;
 };
 
+// What a FakeRun holds besides its run: the run (rank, world size, run
+// directory) is the harness's, the one its plugins were created with.
 struct FakeRunOptions {
-  RunInfo run;                         // rank, world_size, run_dir as the callback sees them
-  ThreadRanks* ranks = nullptr;        // this run is rank run.rank of these threads
+  ThreadRanks* ranks = nullptr;        // the harness's rank of these threads (world: the run's world_size)
   std::shared_ptr<Model> model;        // what ctx.model<T>() reaches; none: those calls throw
   double lr = 0.1;                     // the SGD optimizer over the model's parameters
   long batches_per_epoch = 1;
@@ -150,11 +153,14 @@ inline std::ostream& operator<<(std::ostream& out, const CheckpointRequest& r) {
 
 class SKEIN_EXPORT FakeRun final : public TrainContext {
  public:
-  explicit FakeRun(FakeRunOptions options = {});
+  // A run as `harness`'s plugins see it: run() is harness.run() as it is now
+  // (set its rank and world_size before creating plugins and this). Throws
+  // std::logic_error when options.ranks has another world size.
+  explicit FakeRun(const Harness& harness, FakeRunOptions options = {});
   ~FakeRun() override;
 
   // TrainContext.
-  const RunInfo& run() const override { return options_.run; }
+  const RunInfo& run() const override { return run_; }
   History& history() override { return history_; }
   Model& model_base() override;
   torch::optim::Optimizer& optimizer() override { return *optimizer_; }
@@ -196,6 +202,7 @@ class SKEIN_EXPORT FakeRun final : public TrainContext {
   std::string log_text() const { return log_.str(); }
 
  private:
+  RunInfo run_;
   FakeRunOptions options_;
   History history_;
   FakeParallel parallel_;
@@ -263,7 +270,6 @@ class SKEIN_EXPORT RankEngine {
   friend class EngineRun;
   struct Impl;
   explicit RankEngine(std::unique_ptr<Impl> impl);
-  void open_epoch();
   std::unique_ptr<Impl> impl_;
 };
 
@@ -323,7 +329,7 @@ SKEIN_EXPORT std::string loss_problem(Harness& harness, const std::string& name,
 
 // A Boost.Test (or any) fixture for callback tests:
 //   BOOST_FIXTURE_TEST_SUITE(my_callback, skein::testing::CallbackFixture)
-//   ... auto cb = make("my_callback", {{"patience", 2}}); FakeRun run; ...
+//   ... auto cb = make("my_callback", {{"patience", 2}}); FakeRun run(harness); ...
 struct CallbackFixture {
   Harness harness;
   std::shared_ptr<Callback> make(const std::string& name, const nlohmann::json& options = nlohmann::json::object()) {

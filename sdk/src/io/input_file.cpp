@@ -1,4 +1,4 @@
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 
 #include <sys/stat.h>
 

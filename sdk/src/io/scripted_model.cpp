@@ -1,4 +1,4 @@
-#include "skein/kit/scripted_model.hpp"
+#include "skein/io/scripted_model.hpp"
 
 #include <sys/stat.h>
 
@@ -12,7 +12,7 @@
 #include "sha256.hpp"
 #include "skein/detail/sdk_env_vars.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 #include "zip_record_sizes.hpp"
 
 namespace skein {

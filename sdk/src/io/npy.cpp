@@ -1,5 +1,5 @@
-#include "skein/kit/npy.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/npy.hpp"
+#include "skein/io/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "skein/kit/quoted.hpp"
+#include "skein/io/quoted.hpp"
 
 namespace skein {
 

@@ -1,4 +1,4 @@
-#include "skein/kit/memory.hpp"
+#include "skein/io/memory.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "skein/kit/store.hpp"
+#include "skein/io/store.hpp"
 
 namespace skein {
 
