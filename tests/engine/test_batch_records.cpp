@@ -13,10 +13,10 @@ BOOST_AUTO_TEST_CASE(records_train_and_valid_values_under_their_keys) {
   log.new_row();
   records.train(torch::tensor(0.5), 8);
   log.new_row();
-  const double acc = 0.75;
-  records.valid(0.25, &acc, 4);
+  const torch::Tensor correct = torch::tensor(3, torch::kLong);
+  records.valid(torch::tensor(0.25), &correct, 4);
   log.new_row();
-  records.valid(0.125, nullptr, 2);  // not a classification loss: no valid_acc
+  records.valid(torch::tensor(0.125), nullptr, 2);  // not a classification loss: no valid_acc
   BOOST_TEST(logged(log, "train_loss") == (std::vector<double>{0.5}));
   BOOST_TEST(logged(log, "train_batch_size") == (std::vector<double>{8}));
   BOOST_TEST(logged(log, "valid_loss") == (std::vector<double>{0.25, 0.125}));
@@ -75,6 +75,23 @@ BOOST_AUTO_TEST_CASE(deferred_train_losses_land_in_their_rows_on_flush) {
   BOOST_TEST(log.keys()[log.cells().back().key] == "train_loss");
   deferred.flush();  // nothing pending: nothing added
   BOOST_TEST(logged(log, "train_loss").size() == 3u);
+}
+
+// Validation too: its losses and accuracies wait on the device for flush().
+BOOST_AUTO_TEST_CASE(deferred_valid_losses_and_accuracies_land_in_their_rows_on_flush) {
+  skein::core::BatchRecords deferred(history, /*defer=*/true);
+  history.new_epoch();
+  auto& log = history.batches();
+  log.new_row();
+  const torch::Tensor correct = torch::tensor(1, torch::kLong);
+  deferred.valid(torch::tensor(0.5), &correct, 4);
+  log.new_row();
+  deferred.valid(torch::tensor(0.25), nullptr, 2);
+  BOOST_TEST(logged(log, "valid_loss").empty());
+  BOOST_TEST(logged(log, "valid_batch_size") == (std::vector<double>{4, 2}));
+  deferred.flush();
+  BOOST_TEST(logged(log, "valid_loss") == (std::vector<double>{0.5, 0.25}));
+  BOOST_TEST(logged(log, "valid_acc") == (std::vector<double>{0.25}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -21,6 +21,10 @@ BOOST_AUTO_TEST_CASE(a_validation_batch_is_recorded_with_its_hooks_and_no_gradie
   const double correct = b.outputs.argmax(1).eq(b.targets).sum().item<double>();
   BOOST_TEST(logged(history.batches(), "valid_acc") == (std::vector<double>{correct / 5}));
   BOOST_TEST(logged(history.batches(), "valid_batch_size") == (std::vector<double>{5}));
+  BOOST_TEST(sums.values[2] == 5);  // samples counted on the host; loss and hits wait on the device
+  BOOST_TEST(sums.on_device.defined());
+  sums.settle();
+  BOOST_TEST(!sums.on_device.defined());
   BOOST_TEST(sums.values == (std::vector<double>{b.loss.item<double>() * 5, correct, 5}));
   BOOST_TEST(!sums.confusion.defined());  // validation keeps no confusion counts
 }
@@ -36,6 +40,7 @@ BOOST_AUTO_TEST_CASE(a_test_batch_is_only_summed_with_its_confusion_counts) {
   BOOST_TEST(history.batches().rows() == 0u);
   BOOST_TEST_REQUIRE(sums.confusion.defined());
   BOOST_TEST(sums.confusion.sum().item<std::int64_t>() == 7);
+  sums.settle();
   BOOST_TEST(sums.confusion.diagonal().sum().item<double>() == sums.values[1]);  // the diagonal: correct ones
 }
 

@@ -5,6 +5,7 @@ namespace skein::core {
 void BatchRecords::intern() {
   pending_.clear();  // of a log that is gone
   pending_rows_.clear();
+  pending_keys_.clear();
   auto& b = history_.batches();
   train_loss_ = b.key(history_key::kTrainLoss);
   train_size_ = b.key(history_key::kTrainBatchSize);
@@ -14,15 +15,19 @@ void BatchRecords::intern() {
   metrics_.clear();
 }
 
-void BatchRecords::train(const torch::Tensor& loss, double size) {
-  auto& log = history_.batches();
-  if (defer_) {
-    pending_rows_.push_back(log.rows() - 1);
-    pending_.push_back(loss.detach());
-  } else {
-    log.put(train_loss_, loss.item<double>());
+void BatchRecords::put(int key, const torch::Tensor& value) {
+  if (!defer_) {
+    history_.batches().put(key, value.item<double>());
+    return;
   }
-  log.put(train_size_, size);
+  pending_rows_.push_back(history_.batches().rows() - 1);
+  pending_keys_.push_back(static_cast<std::uint32_t>(key));
+  pending_.push_back(value.detach().to(torch::kFloat64));
+}
+
+void BatchRecords::train(const torch::Tensor& loss, double size) {
+  put(train_loss_, loss);
+  history_.batches().put(train_size_, size);
 }
 
 void BatchRecords::flush() {
@@ -32,17 +37,17 @@ void BatchRecords::flush() {
   std::vector<BatchLog::Cell> cells;
   cells.reserve(pending_.size());
   for (std::size_t i = 0; i < pending_.size(); ++i)
-    cells.push_back({pending_rows_[i], static_cast<std::uint32_t>(train_loss_), v[i]});
+    cells.push_back({pending_rows_[i], pending_keys_[i], v[i]});
   pending_.clear();
   pending_rows_.clear();
+  pending_keys_.clear();
   history_.batches().merge(std::move(cells));
 }
 
-void BatchRecords::valid(double loss, const double* accuracy, double size) {
-  auto& log = history_.batches();
-  log.put(valid_loss_, loss);
-  if (accuracy) log.put(valid_acc_, *accuracy);
-  log.put(valid_size_, size);
+void BatchRecords::valid(const torch::Tensor& loss, const torch::Tensor* correct, double size) {
+  put(valid_loss_, loss);
+  if (correct) put(valid_acc_, correct->to(torch::kFloat64) / size);
+  history_.batches().put(valid_size_, size);
 }
 
 void BatchRecords::loss_metrics(const Loss& loss, const Batch& batch, const char* phase) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "skein/kit/losses.hpp"
+#include "skein/loss.hpp"
 
 namespace skein::core {
 
@@ -15,6 +15,23 @@ void add_confusion(EvalSums& sums, const Batch& batch) {
   } else if (counts.size(0) == sums.confusion.size(0)) {
     sums.confusion += counts;
   }
+}
+
+void EvalSums::add(const torch::Tensor& loss, const torch::Tensor& correct, double samples) {
+  const torch::Tensor l = loss.detach().to(torch::kFloat64).reshape({1}) * samples;
+  const torch::Tensor c = correct.defined() ? correct.to(torch::kFloat64).reshape({1}) : torch::zeros_like(l);
+  const torch::Tensor pair = torch::cat({l, c});
+  on_device = on_device.defined() ? on_device + pair : pair;
+  values[2] += samples;
+  ++batches;
+}
+
+void EvalSums::settle() {
+  if (!on_device.defined()) return;
+  const torch::Tensor v = on_device.to(torch::kCPU).contiguous();
+  values[0] += v.data_ptr<double>()[0];
+  values[1] += v.data_ptr<double>()[1];
+  on_device = torch::Tensor();
 }
 
 namespace {
@@ -41,6 +58,7 @@ std::vector<std::vector<std::int64_t>> reduce_confusion(const torch::Tensor& loc
 }  // namespace
 
 EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification) {
+  sums.settle();
   auto& values = sums.values;
   // The loss's values are summed over ranks by name: only when every rank
   // evaluated a batch, so that all hold the same names (a collective either way).

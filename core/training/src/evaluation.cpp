@@ -2,7 +2,7 @@
 
 #include <torch/utils.h>
 
-#include "skein/kit/losses.hpp"
+#include "skein/loss.hpp"
 
 namespace skein::core {
 
@@ -15,21 +15,19 @@ void EvalStep::run(Batch& batch, bool record, EvalSums& sums) {
     p_.callbacks.each("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(p_.context, batch); });
   }
   batch.loss = p_.forward.loss_of(batch);
-  const double loss = batch.loss.item<double>();
+  // Tensors on the batch's device, read by the host once per pass (EvalSums,
+  // BatchRecords), not at every batch.
+  const torch::Tensor loss = batch.loss.detach();
   const bool classify = p_.loss.classification();
-  const auto correct =
-      classify ? batch.outputs.argmax(1).eq(class_ids_of(batch.targets)).sum().item<std::int64_t>() : 0;
+  const torch::Tensor correct =
+      classify ? batch.outputs.argmax(1).eq(class_ids_of(batch.targets)).sum() : torch::Tensor();
   const auto size = static_cast<double>(batch.inputs.size(0));
-  sums.values[0] += loss * size;
-  sums.values[1] += static_cast<double>(correct);
-  sums.values[2] += size;
-  ++sums.batches;
+  sums.add(loss, correct, size);
   if (!record) {  // the test split: the loss's values too, as validation records them
     for (const auto& m : p_.loss.metrics(batch.outputs, batch.targets)) sums.metrics[m.name] += m.value * size;
     if (classify) add_confusion(sums, batch);
   } else {
-    const double accuracy = static_cast<double>(correct) / size;
-    p_.records.valid(loss, classify ? &accuracy : nullptr, size);
+    p_.records.valid(loss, classify ? &correct : nullptr, size);
     p_.records.loss_metrics(p_.loss, batch, "valid");
     p_.callbacks.each("on_batch_end", [&](Callback& cb) { cb.on_batch_end(p_.context, batch); });
   }

@@ -29,8 +29,16 @@ struct EvalResult {
 };
 
 // loss * samples, correct, samples of this rank's evaluation batches.
-struct EvalSums {
+struct SKEIN_EXPORT EvalSums {
+  // A batch's mean loss and count of right classes (0-dim tensors; `correct`
+  // undefined for other losses), kept where they were computed: on CUDA the
+  // host waits for them once, in settle(), not at every batch.
+  void add(const torch::Tensor& loss, const torch::Tensor& correct, double samples);
+  // values[0] and [1] from the batches added so far (one copy to the host).
+  void settle();
+
   std::vector<double> values{0.0, 0.0, 0.0};
+  torch::Tensor on_device;                 // float64 [2]: loss * samples, correct; until settle()
   std::map<std::string, double> metrics;  // name -> sum of value * batch size (unrecorded passes)
   torch::Tensor confusion;                 // int64 [C, C] (unrecorded passes, classification)
   bool unrecorded = false;                 // the test split: no valid_* records
@@ -39,7 +47,7 @@ struct EvalSums {
 
 // Adds the (true class, predicted class) counts of a classification batch.
 SKEIN_EXPORT void add_confusion(EvalSums& sums, const Batch& batch);
-// Sums over every rank as a result: a collective, every rank calls it.
+// Sums over every rank as a result (settled first): a collective, every rank calls it.
 SKEIN_EXPORT EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification);
 
 }  // namespace skein::core
