@@ -10,7 +10,7 @@
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
-#include "skein/kit/torch_file.hpp"
+#include "skein/io/torch_file.hpp"
 #include "test_support.hpp"
 
 // Inputs that the fuzz targets (fuzz/, docs/fuzzing-and-sanitizers.md) or
@@ -143,6 +143,22 @@ BOOST_AUTO_TEST_CASE(trainer_json_is_read_into_checked_fields) {
   BOOST_TEST(meta.callbacks[0].plugin == "checkpoint");
   BOOST_TEST(meta.callbacks[0].state.is_object());
   BOOST_TEST(meta.callbacks[2].state.is_null());  // no "state": none to load
+}
+
+// precision 16-mixed's loss scale: read when present, checked, absent otherwise.
+BOOST_AUTO_TEST_CASE(a_loss_scale_is_read_into_checked_fields) {
+  const std::string head = R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [])";
+  BOOST_TEST(!skein::core::parse_checkpoint_meta(head + "}", "checkpoint C").loss_scale.has_value());
+  const auto meta =
+      skein::core::parse_checkpoint_meta(head + R"(, "loss_scale": {"scale": 32768, "growth_tracker": 17}})", "checkpoint C");
+  BOOST_REQUIRE(meta.loss_scale.has_value());
+  BOOST_TEST(meta.loss_scale->scale == 32768.0);
+  BOOST_TEST(meta.loss_scale->growth_tracker == 17);
+  for (const char* bad : {"5", R"({"scale": 0, "growth_tracker": 1})", R"({"scale": "Infinity", "growth_tracker": 1})",
+                          R"({"scale": 2, "growth_tracker": -1})", R"({"scale": 2})"})
+    BOOST_TEST(has(checkpoint_error(head + ", \"loss_scale\": " + bad + "}"),
+                   "checkpoint C: bad trainer.json: \"loss_scale\" must be"),
+               bad);
 }
 
 // A checkpoint written inside an epoch: its position orders it after the

@@ -9,7 +9,7 @@
 #include <torch/version.h>
 
 #include "skein/errors.hpp"
-#include "skein/kit/testing.hpp"
+#include "skein/testing.hpp"
 #include "skein/training/device.hpp"
 #include "skein/training/loss_scaler.hpp"
 
@@ -121,7 +121,25 @@ BOOST_AUTO_TEST_CASE(loss_scaling_unscales_skips_non_finite_steps_and_backs_off)
     scaler.update();
   }
   BOOST_TEST(scaler.current_scale() == 65536.0);
+
+  // What a checkpoint keeps of it continues in another scaler (a resume).
+  skein::core::LossScaler resumed(true, torch::kCPU, o);
+  resumed.restore(scaler.current_scale() / 4, 1);
+  BOOST_TEST(resumed.current_scale() == 16384.0);
+  BOOST_TEST(resumed.growth_tracker() == 1);
+  sgd.zero_grad();
+  resumed.scale(w.sum()).backward();
+  BOOST_TEST(resumed.unscale(sgd));
+  resumed.update();  // the second good step in a row: doubled
+  BOOST_TEST(resumed.current_scale() == 32768.0);
 }
 #endif
+
+BOOST_AUTO_TEST_CASE(a_disabled_scaler_keeps_no_scale_to_restore) {
+  skein::core::LossScaler off(false, torch::kCPU);
+  off.restore(8.0, 3);
+  BOOST_TEST(off.current_scale() == 1.0);
+  BOOST_TEST(off.growth_tracker() == 0);
+}
 
 BOOST_AUTO_TEST_SUITE_END()

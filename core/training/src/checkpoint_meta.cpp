@@ -1,6 +1,7 @@
 #include "skein/training/checkpoint_meta.hpp"
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -8,7 +9,7 @@
 #include "skein/training/digest.hpp"
 #include "skein/errors.hpp"
 #include "skein/history.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 
 namespace skein::core {
 
@@ -159,6 +160,20 @@ std::optional<CheckpointMeta::Script> parse_script(const nlohmann::json& meta, c
   return CheckpointMeta::Script{path->get<std::string>(), sha->get<std::string>()};
 }
 
+std::optional<CheckpointMeta::LossScale> parse_loss_scale(const nlohmann::json& meta, const BadMeta& bad) {
+  auto found = meta.find("loss_scale");
+  if (found == meta.end() || found->is_null()) return std::nullopt;
+  const auto scale = found->is_object() ? found->find("scale") : found->end();
+  const auto tracker = found->is_object() ? found->find("growth_tracker") : found->end();
+  std::optional<std::int64_t> good_steps;
+  if (tracker != found->end()) good_steps = integer_in(*tracker, 0, INT32_MAX);
+  if (scale == found->end() || !scale->is_number() || !(scale->get<double>() > 0) ||
+      !std::isfinite(scale->get<double>()) || !good_steps)
+    throw bad("\"loss_scale\" must be {\"scale\": a positive number, \"growth_tracker\": an integer >= 0}, got " +
+              found->dump());
+  return CheckpointMeta::LossScale{scale->get<double>(), *good_steps};
+}
+
 }  // namespace
 
 CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& where) {
@@ -189,6 +204,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.script = parse_script(meta, bad);
   out.input_scaling = meta.value("input_scaling", nlohmann::json());
   out.open_epoch = parse_open_epoch(meta, bad);
+  out.loss_scale = parse_loss_scale(meta, bad);
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());

@@ -13,7 +13,7 @@
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/script_pin.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/input_file.hpp"
+#include "skein/io/input_file.hpp"
 #include "skein/training/tensor_bytes.hpp"
 #include "skein/training/training_data.hpp"
 
@@ -158,6 +158,8 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
   load_part(where, checkpoint_files::kParallel,
             [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
   load_part(where, checkpoint_files::kHistory, [&] { history = History::load(file(checkpoint_files::kHistory)); });
+  // A checkpoint of another precision, or older, has none: the scale starts afresh.
+  if (meta.loss_scale) parts.loss_scaler.restore(meta.loss_scale->scale, meta.loss_scale->growth_tracker);
   Restored restored;
   restored.epoch = meta.epoch;
   if (meta.open_epoch) {

@@ -44,8 +44,8 @@
 #include "skein/training/store_keys.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
-#include "skein/kit/atomic_file.hpp"
-#include "skein/kit/store.hpp"
+#include "skein/io/atomic_file.hpp"
+#include "skein/io/store.hpp"
 #include "skein/training/checkpoint_writer.hpp"
 #include "skein/training/tensor_bytes.hpp"
 
@@ -141,6 +141,9 @@ nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const Epo
                          {"files", checksums}};
   if (auto script = script_pin(*parts_.model); !script.is_null()) meta["script"] = script;
   if (parts_.splits.scaling.active()) meta["input_scaling"] = parts_.splits.scaling.to_json();
+  if (parts_.loss_scaler.enabled())
+    meta["loss_scale"] = {{"scale", parts_.loss_scaler.current_scale()},
+                          {"growth_tracker", parts_.loss_scaler.growth_tracker()}};
   if (at.open) {
     meta["epoch"] = at.epoch - 1;
     meta["open_epoch"] = {{"epoch", at.epoch},

@@ -53,6 +53,14 @@ void LossScaler::update() {
 
 double LossScaler::current_scale() const { return enabled_ ? scale_.item<double>() : 1.0; }
 
+std::int64_t LossScaler::growth_tracker() const { return enabled_ ? growth_tracker_.item<std::int64_t>() : 0; }
+
+void LossScaler::restore(double scale, std::int64_t growth_tracker) {
+  if (!enabled_) return;
+  scale_.fill_(scale);
+  growth_tracker_.fill_(growth_tracker);
+}
+
 std::int64_t LossScaler::take_skipped() { return std::exchange(skipped_, 0); }
 
 }  // namespace skein::core

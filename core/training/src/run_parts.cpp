@@ -52,6 +52,7 @@ RunParts::RunParts(const AssemblyInput& in) {
   // On its device before the wrapper sees it (ddp broadcasts the device's
   // tensors) and before the optimizer holds its parameters, as PyTorch asks.
   model->to(device);
+  loss_scaler = LossScaler(config.precision == Precision::fp16_mixed, device);
   parallel = make_plugin<Parallel>(in, config.parallel, options);
   located(config.parallel, [&] { parallel->prepare(*model); });
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);

@@ -54,8 +54,7 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
       parts_(AssemblyInput{config_, registry, run_, log_, store}),
       forward_({*parts_.model, *parts_.loss, parts_.splits.scaling, parts_.data_info, config_.model.record->name,
                 config_.loss.record->name, config_.precision, device_.device, &log_}),
-      scaler_(config_.precision == Precision::fp16_mixed, device_.device),
-      train_step_(step_parts(), config_.accumulate_steps, &scaler_),
+      train_step_(step_parts(), config_.accumulate_steps, &parts_.loss_scaler),
       eval_step_(step_parts()),
       checkpoints_(parts_, history_, config_, run_, store) {
   if (parts_.data)
@@ -198,7 +197,8 @@ void Trainer::reopen_epoch() {
 
 bool Trainer::end_epoch() {
   records_.flush();  // a session's steps
-  if (scaler_.enabled()) history_.record(history_key::kSkippedSteps, static_cast<double>(scaler_.take_skipped()));
+  if (parts_.loss_scaler.enabled())
+    history_.record(history_key::kSkippedSteps, static_cast<double>(parts_.loss_scaler.take_skipped()));
   parts_.history->sync_epoch(history_);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - epoch_started_;
   std::vector<double> seconds{took.count()};

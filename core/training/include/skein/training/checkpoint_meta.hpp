@@ -69,6 +69,13 @@ struct CheckpointMeta {
     long accumulate_steps = 0;
   };
   std::optional<OpenEpoch> open_epoch;
+  // precision 16-mixed's loss scale when the checkpoint was written
+  // (loss_scaler.hpp); absent for other precisions and in older checkpoints.
+  struct LossScale {
+    double scale = 0;                // > 0, finite
+    std::int64_t growth_tracker = 0; // good steps in a row, >= 0
+  };
+  std::optional<LossScale> loss_scale;
 };
 
 // One rank's part of an open epoch (open_epoch.json holds {"ranks": [...]}).

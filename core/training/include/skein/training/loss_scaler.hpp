@@ -37,6 +37,10 @@ class SKEIN_EXPORT LossScaler {
   // After each optimizer step, taken or skipped.
   void update();
   double current_scale() const;
+  // Good steps in a row since the scale last changed (0 when disabled).
+  std::int64_t growth_tracker() const;
+  // Continues from a checkpoint's scale and count (an enabled scaler only).
+  void restore(double scale, std::int64_t growth_tracker);
   // Steps skipped (non-finite gradients) since the last call.
   std::int64_t take_skipped();
 

@@ -21,6 +21,7 @@
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
 #include "skein/training/callback_list.hpp"
+#include "skein/training/loss_scaler.hpp"
 #include "skein/training/training_data.hpp"
 
 namespace skein::core {
@@ -46,6 +47,8 @@ struct SKEIN_EXPORT RunParts {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::shared_ptr<HistoryBackend> history;
   CallbackList callbacks;
+  // precision 16-mixed's loss scaling (disabled otherwise): checkpoints carry its scale.
+  LossScaler loss_scaler{false, torch::Device(torch::kCPU)};
 
   RunParts();  // empty: tests fill in the parts they need
   // Every plugin of input.config, created through input.registry; an error

@@ -134,7 +134,6 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   History history_;
   BatchRecords records_{history_, device_.device.is_cuda()};
   ForwardPass forward_;
-  LossScaler scaler_;  // precision 16-mixed
   TrainStep train_step_;
   EvalStep eval_step_;
   CheckpointWriter checkpoints_;
