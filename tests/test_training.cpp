@@ -227,6 +227,35 @@ BOOST_AUTO_TEST_CASE(a_prefetcher_started_mid_pass_keeps_each_batch_and_seed) {
   }
 }
 
+// A streaming split's targets are checked by next() before they leave the
+// host (no read from the device), and the check's error surfaces there.
+BOOST_AUTO_TEST_CASE(a_prefetcher_checks_targets_on_the_host_as_batches_come) {
+  struct IdSource final : skein::SampleSource {  // sample i has target i
+    std::int64_t size() const override { return 12; }
+    skein::TensorSplit fetch(const std::vector<std::int64_t>& indices, const skein::FetchOptions&) const override {
+      return {torch::zeros({static_cast<std::int64_t>(indices.size()), 1}), torch::tensor(indices, torch::kLong)};
+    }
+  };
+  const skein::core::DataSplit split(std::make_shared<IdSource>());
+  const std::vector<std::vector<std::int64_t>> batches{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}};
+  boost::asio::thread_pool pool(2);
+  for (auto* workers : {static_cast<boost::asio::thread_pool*>(nullptr), &pool}) {
+    skein::core::Prefetcher::Options o;
+    o.pool = workers;
+    std::vector<std::int64_t> seen;
+    o.check_targets = [&](const torch::Tensor& t) {
+      BOOST_TEST(t.is_cpu());
+      if (t.max().item<std::int64_t>() > 8) throw std::runtime_error("class id 9 out of range");
+      seen.push_back(t[0].item<std::int64_t>());
+    };
+    skein::core::Prefetcher data(split, batches, o);
+    BOOST_TEST(data.next().has_value());
+    BOOST_TEST(data.next().has_value());
+    BOOST_TEST(test::message_of<std::runtime_error>([&] { data.next(); }) == "class id 9 out of range");
+    BOOST_TEST(seen == (std::vector<std::int64_t>{0, 4}));
+  }
+}
+
 // standardize in the trainer: the scaling of the training split (after
 // valid_split) is applied before every forward, predict included.
 BOOST_AUTO_TEST_CASE(standardize_scales_what_the_model_sees) {

@@ -127,11 +127,17 @@ void Prefetcher::launch(std::size_t batch) {
 std::optional<TensorSplit> Prefetcher::next() {
   if (next_take_ >= batches_.size()) return std::nullopt;
   const std::size_t batch = next_take_++;
-  if (!options_.pool) return on_device(fetch_pinned(batch));
-  while (next_launch_ < batches_.size() && next_launch_ < batch + options_.depth) launch(next_launch_++);
-  std::future<TensorSplit> f = std::move(pending_.front());
-  pending_.pop_front();
-  return on_device(f.get());
+  TensorSplit fetched;
+  if (!options_.pool) {
+    fetched = fetch_pinned(batch);
+  } else {
+    while (next_launch_ < batches_.size() && next_launch_ < batch + options_.depth) launch(next_launch_++);
+    std::future<TensorSplit> f = std::move(pending_.front());
+    pending_.pop_front();
+    fetched = f.get();
+  }
+  if (options_.check_targets) options_.check_targets(fetched.targets);
+  return on_device(std::move(fetched));
 }
 
 }  // namespace skein::core

@@ -111,11 +111,12 @@ void Trainer::train_epoch() {
   const DataSplit& split = parts_.splits.train;
   Prefetcher::Options fetch = pass_fetch_options(parts_.splits, config_, run_, epoch_, true, 1);
   fetch.first = static_cast<std::size_t>(epoch_batches_);
+  if (!split.in_memory())  // a streaming split's batches are checked as they come, on the host
+    fetch.check_targets = [this](const torch::Tensor& t) { parts_.loss->check_targets(t, parts_.data_info, "train"); };
   Prefetcher data(split, train_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_), fetch);
   long index = epoch_batches_;
   while (auto fetched = data.next()) {
     check_interrupt(index, "batch");
-    if (!split.in_memory()) parts_.loss->check_targets(fetched->targets, parts_.data_info, "train");
     Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
     train_batch(batch);
@@ -139,14 +140,17 @@ void Trainer::train_batch(Batch& batch) {
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
   torch::NoGradGuard no_grad;
   parts_.model->eval();
-  Prefetcher data(split, eval_pass_batches(split.size(), run_, config_.batch_size),
-                  pass_fetch_options(parts_.splits, config_, run_, epoch_, false, record ? 2 : 3));
+  Prefetcher::Options fetch = pass_fetch_options(parts_.splits, config_, run_, epoch_, false, record ? 2 : 3);
+  if (!split.in_memory())
+    fetch.check_targets = [this, record](const torch::Tensor& t) {
+      parts_.loss->check_targets(t, parts_.data_info, record ? "valid" : "test");
+    };
+  Prefetcher data(split, eval_pass_batches(split.size(), run_, config_.batch_size), fetch);
   EvalSums sums;
   sums.unrecorded = !record;
   long index = 0;
   while (auto fetched = data.next()) {
     check_interrupt(index, record ? "validation batch" : "test batch");
-    if (!split.in_memory()) parts_.loss->check_targets(fetched->targets, parts_.data_info, record ? "valid" : "test");
     Batch batch{fetched->inputs, fetched->targets};
     batch.index = index++;
     eval_step_.run(batch, record, sums);

@@ -3,6 +3,7 @@
 // batch, and the prefetching of an epoch's batches on worker threads.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -65,6 +66,10 @@ class SKEIN_EXPORT Prefetcher {
     // host memory (on the pool's threads) and copied without blocking, so the
     // copy overlaps the work already queued on the device.
     torch::Device device = torch::kCPU;
+    // Run by next() on each batch's targets while they are still on the host
+    // (a streaming split's Loss::check_targets: no read from the device); its
+    // exception surfaces there. Empty: none.
+    std::function<void(const torch::Tensor& targets)> check_targets;
   };
   Prefetcher(const DataSplit& split, std::vector<std::vector<std::int64_t>> batches, Options options);
   ~Prefetcher();  // waits for fetches still running (they read the split)
