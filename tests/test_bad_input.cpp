@@ -17,7 +17,7 @@
 // The bad-input catalogue of the README's troubleshooting section, one test
 // per line: `skein train` prints one error line naming the culprit and exits
 // 2 for config and usage errors, 1 for bad data. Lines tested elsewhere:
-// resume with another world size, a damaged model file and an incomplete
+// a mid-epoch resume with another world size (engine_checkpoints), a damaged model file and an incomplete
 // checkpoint (test_runs), NaN loss (test_runs), a world-writable plugin
 // directory (test_plugin_loading; also here).
 

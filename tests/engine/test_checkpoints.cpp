@@ -114,15 +114,37 @@ BOOST_AUTO_TEST_CASE(ranks_that_ask_for_different_checkpoints_fail_together) {
   for (const auto& e : errors) BOOST_TEST(skein::testing::contains(e, "ranks asked for different checkpoints at epoch 3"));
 }
 
-BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_world_size_or_model_shape_does_not_restore) {
+// Elastic: an epoch's checkpoint resumes on another world size, each rank's
+// random stream seeded from the seed, the epoch and the rank; one written
+// inside an epoch needs the world size that began it.
+BOOST_AUTO_TEST_CASE(an_epoch_checkpoint_resumes_on_another_world_size_an_open_epoch_does_not) {
   CheckpointWriter writer(parts, history, config, run, nullptr);
   writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  writer.write(writer.root(), "step_1", EpochPosition{2, true, 1, 0.5});
   skein::RunInfo two = run;
   two.world_size = 2;
-  BOOST_TEST(skein::testing::contains(
-      message_of<skein::ConfigError>(
-          [&] { skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, two); }),
-      "was written by 1 ranks; this run has 2"));
+  std::vector<torch::Tensor> draws;
+  for (int rank : {0, 1, 0}) {
+    two.rank = rank;
+    const auto restored = skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, two);
+    BOOST_TEST(restored.epoch == 1);
+    BOOST_TEST(restored.world_size_was == 1);
+    BOOST_TEST(skein::testing::contains(restored.note, "World size 1 -> 2"), restored.note);
+    draws.push_back(torch::rand({4}));
+  }
+  BOOST_TEST(!torch::equal(draws[0], draws[1]));  // each rank its own stream
+  BOOST_TEST(torch::equal(draws[0], draws[2]));   // and the same one every time
+  const auto same = skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, run);
+  BOOST_TEST(same.world_size_was == 0);
+  BOOST_TEST(same.note.empty());
+  const auto message = message_of<skein::ConfigError>(
+      [&] { skein::core::restore_checkpoint(checkpoint("step_1"), parts, history, config, two); });
+  BOOST_TEST(skein::testing::contains(message, "was written inside epoch 2 by 1 ranks; this run has 2"), message);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_model_shape_does_not_restore) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
   parts.model = harness.create<skein::Model>("mlp", {{"hidden", {5}}}, &info);
   const auto message = message_of<skein::ConfigError>(
       [&] { skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, run); });

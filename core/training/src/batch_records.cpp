@@ -2,6 +2,17 @@
 
 namespace skein::core {
 
+void append_rows(BatchLog& to, const BatchLog& from) {
+  std::vector<int> ids;
+  for (const auto& key : from.keys()) ids.push_back(to.key(key));
+  const auto& cells = from.cells();
+  std::size_t c = 0;
+  for (std::uint32_t row = 0; row < from.rows(); ++row) {
+    to.new_row();
+    for (; c < cells.size() && cells[c].row == row; ++c) to.put(ids[cells[c].key], cells[c].value);
+  }
+}
+
 void BatchRecords::intern() {
   pending_.clear();  // of a log that is gone
   pending_rows_.clear();

@@ -142,9 +142,12 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
                             const RunInfo& run) {
   const std::string where = "checkpoint " + dir;
   const CheckpointMeta meta = read_checked_checkpoint(dir);
-  if (meta.world_size != run.world_size)
-    throw ConfigError(where + " was written by " + std::to_string(meta.world_size) + " ranks; this run has " +
-                      std::to_string(run.world_size) + " (resume with the same number of processes)");
+  const bool resized = meta.world_size != run.world_size;
+  if (resized && meta.open_epoch)
+    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " by " +
+                      std::to_string(meta.world_size) + " ranks; this run has " + std::to_string(run.world_size) +
+                      " (an epoch continues only on the world size that began it: resume with " +
+                      std::to_string(meta.world_size) + " processes, or from an epoch's checkpoint, epoch_*)");
   check_script_unchanged(*parts.model, meta, where);
   torch::NoGradGuard no_grad;
   auto file = [&](const char* name) { return dir + "/" + name; };
@@ -153,14 +156,25 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
             [&] { restore_model(parts.model, file(checkpoint_files::kModel), device); });
   load_part(where, checkpoint_files::kOptimizer,
             [&] { restore_optimizer(*parts.optimizer, file(checkpoint_files::kOptimizer), meta.lr, device); });
-  load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });
-  load_part(where, checkpoint_files::kCudaRng, [&] { restore_cuda_rng(file(checkpoint_files::kCudaRng), run); });
-  load_part(where, checkpoint_files::kParallel,
-            [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
+  Restored restored;
+  if (!resized) {
+    load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });
+    load_part(where, checkpoint_files::kCudaRng, [&] { restore_cuda_rng(file(checkpoint_files::kCudaRng), run); });
+    load_part(where, checkpoint_files::kParallel,
+              [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
+  } else {
+    // Each rank's stream and state belonged to a rank of the old world.
+    seed_generators(run, mixed_seed(mixed_seed(config.seed, static_cast<std::uint64_t>(meta.epoch)),
+                                    static_cast<std::uint64_t>(run.rank)));
+    restored.world_size_was = meta.world_size;
+    restored.note = "World size " + std::to_string(meta.world_size) + " -> " + std::to_string(run.world_size) +
+                    " (" + where + "): each rank's random streams seeded again from the seed, the epoch and its rank";
+    if (dynamic_cast<ParallelState*>(parts.parallel.get()) && fs::exists(file(checkpoint_files::kParallel)))
+      restored.note += "; the parallel wrapper's per-rank state (e.g. PowerSGD's error feedback) starts afresh";
+  }
   load_part(where, checkpoint_files::kHistory, [&] { history = History::load(file(checkpoint_files::kHistory)); });
   // A checkpoint of another precision, or older, has none: the scale starts afresh.
   if (meta.loss_scale) parts.loss_scaler.restore(meta.loss_scale->scale, meta.loss_scale->growth_tracker);
-  Restored restored;
   restored.epoch = meta.epoch;
   if (meta.open_epoch) {
     restored.open = restore_open_epoch(meta, dir, parts, config, run);  // with this rank's callback states

@@ -1,5 +1,7 @@
 #include "skein/training/data_split.hpp"
 
+#include "skein/training/device.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -95,11 +97,7 @@ Prefetcher::~Prefetcher() {
 
 FetchOptions Prefetcher::options_for(std::size_t batch) const {
   FetchOptions o = options_.fetch;
-  // A distinct, reproducible seed per batch (splitmix64's constants).
-  std::uint64_t z = o.seed + 0x9e3779b97f4a7c15ULL * (batch + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  o.seed = z ^ (z >> 31);
+  o.seed = mixed_seed(o.seed, batch);  // a distinct, reproducible seed per batch
   return o;
 }
 

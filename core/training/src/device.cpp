@@ -70,6 +70,19 @@ std::string device_generator_state(const RunInfo& run) {
   return bytes_of(at::globalContext().defaultGenerator(device).get_state());
 }
 
+std::uint64_t mixed_seed(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void seed_generators(const RunInfo& run, std::uint64_t seed) {
+  at::detail::getDefaultCPUGenerator().set_current_seed(seed);
+  const torch::Device device(run.device);
+  if (device.is_cuda()) at::globalContext().defaultGenerator(device).set_current_seed(seed);
+}
+
 void set_device_generator_state(const RunInfo& run, const torch::Tensor& state) {
   const torch::Device device(run.device);
   if (!device.is_cuda()) return;

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include <boost/filesystem.hpp>
 #include <torch/utils.h>
@@ -28,19 +29,6 @@ RunInfo prepared(RunInfo run, const RunConfig& config, const DeviceChoice& devic
     throw ConfigPathError("precision", "precision: \"16-mixed\" needs a CUDA device, and this run is on the CPU (" +
                                            device.why + "); on the CPU use \"bf16-mixed\"");
   return run;
-}
-
-// Appends the rows of `from` to `to`, by key name: `to` keeps the ids its
-// users interned.
-void append_rows(BatchLog& to, const BatchLog& from) {
-  std::vector<int> ids;
-  for (const auto& key : from.keys()) ids.push_back(to.key(key));
-  const auto& cells = from.cells();
-  std::size_t c = 0;
-  for (std::uint32_t row = 0; row < from.rows(); ++row) {
-    to.new_row();
-    for (; c < cells.size() && cells[c].row == row; ++c) to.put(ids[cells[c].key], cells[c].value);
-  }
 }
 
 }  // namespace
@@ -177,6 +165,8 @@ void Trainer::begin_epoch() {
   ++epoch_;
   epoch_started_ = std::chrono::steady_clock::now();
   history_.new_epoch();
+  if (std::exchange(resized_, false))  // the first epoch on a new world size says so
+    history_.record(history_key::kWorldSize, run_.world_size);
   parts_.callbacks.each("on_epoch_begin", [&](Callback& cb) { cb.on_epoch_begin(*this); });
   check_learning_rates();
   parts_.model->train();
@@ -264,6 +254,8 @@ void Trainer::resume(const std::string& dir) {
   Restored restored = restore_checkpoint(dir, parts_, history_, config_, run_);
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
+  if (!restored.note.empty()) log_ << restored.note << "\n";
+  resized_ = restored.world_size_was != 0;
   epoch_ = restored.epoch;
   start_epoch_ = epoch_ + 1;
 }

@@ -93,6 +93,8 @@ class SKEIN_EXPORT History {
 // the history backends, loggers and callbacks name them from here).
 namespace history_key {
 inline constexpr const char* kEpoch = "epoch";        // 1, 2, ... in every epoch
+// The world size, in the first epoch after a resume that changed it.
+inline constexpr const char* kWorldSize = "world_size";
 inline constexpr const char* kBatches = "batches";    // the epoch's batch records
 inline constexpr const char* kRank = "rank";          // the rank of a batch record (merged histories)
 inline constexpr const char* kDuration = "dur";       // seconds the epoch took (its slowest rank)

@@ -22,6 +22,10 @@
 
 namespace skein::core {
 
+// Appends the rows of `from` to `to`, by key name: `to` keeps the ids its
+// users interned (a reopened epoch's records before its new ones).
+SKEIN_EXPORT void append_rows(BatchLog& to, const BatchLog& from);
+
 class SKEIN_EXPORT BatchRecords {
  public:
   // `defer`: keep losses and accuracies as tensors until flush() (true on CUDA).

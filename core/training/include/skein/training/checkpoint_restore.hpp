@@ -26,11 +26,17 @@ struct OpenEpoch {
 struct Restored {
   long epoch = 0;                 // the last complete epoch
   std::optional<OpenEpoch> open;  // a checkpoint written inside the next one
+  int world_size_was = 0;         // the checkpoint's world size when this run's differs (else 0)
+  std::string note;               // for train.log: what a change of world size reset ("" if none)
 };
 
 // Restores checkpoint `dir` into `parts` and `history`; a checkpoint that
-// does not fit (another world size, model, batching) is a ConfigError naming
-// the checkpoint and the file. Not a collective: every rank reads its part.
+// does not fit (model, batching) is a ConfigError naming the checkpoint and
+// the file. Not a collective: every rank reads its part. An epoch's-end
+// checkpoint resumes on any world size (elastic): the replicated state is
+// the same on every rank, each rank's random streams are seeded again from
+// the seed, the epoch and its rank, and per-rank wrapper state starts afresh;
+// one written inside an epoch needs the world size that wrote it.
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run);
 

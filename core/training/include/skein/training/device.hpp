@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 // The device a process trains on, from the config's "device" key:
 //   "auto"   CUDA when libtorch has it and a device is visible, else the CPU
 //   "cpu"
@@ -33,5 +34,11 @@ SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& 
 // ("" when the run is on the CPU), and its inverse (nothing on the CPU).
 SKEIN_EXPORT std::string device_generator_state(const RunInfo& run);
 SKEIN_EXPORT void set_device_generator_state(const RunInfo& run, const torch::Tensor& state);
+
+// `seed` and `stream` mixed into one reproducible seed (splitmix64's steps):
+// a batch's fetch seed, a rank's generator seed.
+SKEIN_EXPORT std::uint64_t mixed_seed(std::uint64_t seed, std::uint64_t stream);
+// Seeds this process's CPU generator and, on CUDA, its device's with `seed`.
+SKEIN_EXPORT void seed_generators(const RunInfo& run, std::uint64_t seed);
 
 }  // namespace skein::core

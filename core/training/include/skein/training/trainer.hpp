@@ -141,6 +141,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   long epoch_ = 0;
   long start_epoch_ = 1;
   bool epoch_open_ = false;  // begin_epoch ran, end_epoch not yet
+  bool resized_ = false;     // resumed on another world size; the next epoch records it
   long epoch_batches_ = 0;   // train batches of the open epoch done
   std::chrono::steady_clock::time_point epoch_started_;
   std::optional<OpenEpoch> reopen_;  // what reopen_epoch restores (resume)
