@@ -9,6 +9,7 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.3: skein::ShardedOptimizer (a new optional base of parallel wrappers; no vtable changed).
 // 3.2: RunInfo::device (a new field at its end), the device the run trains on.
 // 3.1: options declare their limits: OptionType::choice, OptionSpec::choices and
 //      ::range (new fields at its end: the host reads a plugin's options from its
@@ -27,7 +28,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 2
+#define SKEIN_API_MINOR 3
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x
