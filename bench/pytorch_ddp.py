@@ -68,9 +68,9 @@ def worker(rank, a, port):
         if rank == 0:
             print(json.dumps({"epoch": epoch, "dur": dur, "valid_acc": correct.item() / len(vx)}), flush=True)
     if rank == 0:
-        test_x = (torch.from_numpy(read_idx(f"{FASHION}/t10k-images-idx3-ubyte.gz", 0).astype("float32")) / 255
+        test_x = (read_idx(f"{FASHION}/t10k-images-idx3-ubyte.gz", 0).to(torch.float32) / 255
                   - MEAN) / STD
-        test_y = torch.from_numpy(read_idx(f"{FASHION}/t10k-labels-idx1-ubyte.gz", 0).astype("int64"))
+        test_y = read_idx(f"{FASHION}/t10k-labels-idx1-ubyte.gz", 0).to(torch.int64)
         with torch.no_grad():
             acc = (model.module(test_x.unsqueeze(1)).argmax(1) == test_y).float().mean().item()
         print(json.dumps({"test_accuracy": acc}), flush=True)
@@ -87,8 +87,12 @@ def main():
     ap.add_argument("--world", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--limit", type=int, default=0, help="first N training images (0: all)")
-    a = ap.parse_args()
-    with socket.socket() as s:  # a free port on loopback
+    spawn(worker, ap.parse_args())
+
+
+def spawn(worker, a):
+    """worker(rank, a, port) on a.world processes, rendezvous on a free port of loopback."""
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     mp.spawn(worker, args=(a, port), nprocs=a.world)

@@ -378,6 +378,43 @@ BOOST_AUTO_TEST_CASE(an_unknown_compression_is_a_config_error) {
   BOOST_TEST(contains(r.err, "'compression' must be none, fp16 or powersgd"), r.err);
 }
 
+// zero on the command line: 2 epochs of Adam with a checkpoint each, then 2
+// more resumed under ddp and, from a copy, under zero: its optimizer.pt is
+// the one ddp reads, so both continue alike, as a run never stopped; the
+// final model exports.
+BOOST_AUTO_TEST_CASE(a_zero_run_resumes_under_ddp_as_under_zero) {
+  auto cfg = base_config();
+  cfg["parallel"] = {{"plugin", "zero"}, {"stage", 2}};
+  cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  cfg["max_epochs"] = 2;
+  std::string dir;
+  auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin checkpoint", dir);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string copy = dir + "-copy";
+  BOOST_REQUIRE(test::run("cp -r " + dir + " " + copy).exit_code == 0);
+  auto resume = [&](const std::string& run_dir, const std::string& more) {
+    return test::run(test::in_private_network(kSkein + " train --resume " + run_dir + kProbe +
+                                              " --nproc-per-node 2 --timeout 60 --set max_epochs=4" + more),
+                     240);
+  };
+  r = resume(dir, " --plugin ddp");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  r = resume(copy, "");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto under_ddp = test::comparable_history(load_json(dir + "/history.json"));
+  const auto under_zero = test::comparable_history(load_json(copy + "/history.json"));
+  BOOST_TEST(under_ddp.size() == 4u);
+  BOOST_TEST(under_ddp == under_zero, under_ddp.dump() << "\n" << under_zero.dump());
+  // ... and as 4 epochs never stopped: the optimizer's state came back.
+  cfg["max_epochs"] = 4;
+  std::string straight;
+  r = train(cfg, "--nproc-per-node 2 --timeout 60", straight);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(test::comparable_history(load_json(straight + "/history.json")) == under_zero);
+  r = test::run(kSkein + " export " + dir + kProbe + "--format torchscript --out " + dir + "/model.ts");
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_stop_decided_from_history_happens_on_the_same_epoch_everywhere) {
   auto cfg = base_config();
   cfg["max_epochs"] = 8;

@@ -11,6 +11,7 @@
 #include <torch/utils.h>
 
 #include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/optimizer_shards.hpp"
 #include "skein/training/script_pin.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/input_file.hpp"
@@ -54,11 +55,16 @@ void restore_model(std::shared_ptr<Model>& model, const std::string& file, const
   }
 }
 
-void restore_optimizer(torch::optim::Optimizer& optimizer, const std::string& file, const std::vector<double>& lrs,
+// The whole optimizer; a sharded one keeps its own parameters' states.
+void restore_optimizer(RunParts& parts, const std::string& file, const std::vector<double>& lrs,
                        const torch::Device& device) {
   torch::serialize::InputArchive archive;
   archive.load_from(file, device);
-  optimizer.load(archive);
+  torch::optim::Optimizer& optimizer = *parts.optimizer;
+  if (parts.parameter_owners.empty())
+    optimizer.load(archive);
+  else
+    load_optimizer_shard(*parts.optimizer_factory, optimizer, parts.model->parameters(), archive);
   auto& groups = optimizer.param_groups();
   if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
   for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
@@ -155,7 +161,7 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
   load_part(where, checkpoint_files::kModel,
             [&] { restore_model(parts.model, file(checkpoint_files::kModel), device); });
   load_part(where, checkpoint_files::kOptimizer,
-            [&] { restore_optimizer(*parts.optimizer, file(checkpoint_files::kOptimizer), meta.lr, device); });
+            [&] { restore_optimizer(parts, file(checkpoint_files::kOptimizer), meta.lr, device); });
   Restored restored;
   if (!resized) {
     load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });

@@ -4,7 +4,9 @@
 //   model.pt              torch::save of the model (parameters and buffers by name)
 //   model_state_dict.pt   the same as a plain dict {name: tensor}, which Python's
 //                         torch.load(..., weights_only=True) reads as a state dict
-//   optimizer.pt          the optimizer's state (momentum buffers, steps, lr)
+//   optimizer.pt          the optimizer's state (momentum buffers, steps, lr);
+//                         a sharded optimizer's consolidated from every rank
+//                         (optimizer_shards.hpp): the same file as unsharded
 //   history.json          the history up to and including the epoch
 //   rng.pt                every rank's CPU generator state, by rank
 //   rng_cuda.pt           every rank's CUDA generator state (runs on CUDA; an
@@ -38,6 +40,7 @@
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/digest.hpp"
 #include "skein/training/fault_point.hpp"
+#include "skein/training/optimizer_shards.hpp"
 #include "skein/training/script_pin.hpp"
 #include "skein/training/state_dict_io.hpp"
 #include "skein/training/device.hpp"
@@ -124,6 +127,23 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
   return all;
 }
 
+// optimizer.pt's bytes on rank 0 (empty elsewhere). A sharded optimizer's
+// shards are gathered there and made one (a collective).
+std::string CheckpointWriter::optimizer_bytes(const std::string& name, long epoch) const {
+  const bool sharded = !parts_.parameter_owners.empty();
+  if (!sharded && !run_.is_main()) return {};
+  std::string mine = serialized([&](std::ostream& out) {
+    torch::serialize::OutputArchive archive;
+    parts_.optimizer->save(archive);
+    archive.save_to(out);
+  });
+  if (!sharded) return mine;
+  const auto shards = gather_on_main(name, epoch, "optimizer", std::move(mine));
+  if (!run_.is_main()) return {};
+  return consolidated_optimizer(*parts_.optimizer_factory, *parts_.optimizer, parts_.model->parameters(),
+                                parts_.parameter_owners, shards);
+}
+
 // trainer.json: what the tensors files do not say, and their checksums.
 nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const EpochPosition& at) const {
   // libtorch's optimizer archive does not bring back a changed learning rate.
@@ -190,6 +210,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump()))
       open_ranks.push_back(nlohmann::json::parse(text));
   }
+  const std::string optimizer_file = parts.model_only ? std::string() : optimizer_bytes(name, at.epoch);
   std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
   if (stateful) {
@@ -221,11 +242,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   put(checkpoint_files::kStateDict, state_dict_bytes(*parts_.model));
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
-    put(checkpoint_files::kOptimizer, serialized([&](std::ostream& out) {
-          torch::serialize::OutputArchive archive;
-          parts_.optimizer->save(archive);
-          archive.save_to(out);
-        }));
+    put(checkpoint_files::kOptimizer, optimizer_file);
     if (open) {
       nlohmann::json complete = history_.epochs();
       complete.erase(complete.size() - 1);

@@ -3,6 +3,7 @@
 #include "skein/training/warm_start.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/located.hpp"
+#include "skein/training/optimizer_shards.hpp"
 
 namespace skein::core {
 
@@ -56,7 +57,17 @@ RunParts::RunParts(const AssemblyInput& in) {
   parallel = make_plugin<Parallel>(in, config.parallel, options);
   located(config.parallel, [&] { parallel->prepare(*model); });
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);
-  optimizer = located(config.optimizer, [&] { return optimizer_factory->create(model->parameters()); });
+  // A wrapper that shards the optimizer's state: this rank's optimizer steps its own parameters.
+  const auto params = model->parameters();
+  parameter_owners = located(config.parallel, [&] { return core::parameter_owners(*parallel, params, in.run.world_size); });
+  if (!parameter_owners.empty() && config.precision == Precision::fp16_mixed)
+    throw ConfigPathError("precision", "precision: \"16-mixed\" does not go with parallel '" +
+                                           config.parallel.record->name +
+                                           "', which shards the optimizer (each rank would check and skip its own "
+                                           "parameters' steps); use \"bf16-mixed\" or the parallel 'ddp'");
+  optimizer = located(config.optimizer, [&] {
+    return optimizer_factory->create(owned_parameters(params, parameter_owners, in.run.rank));
+  });
 
   history = make_plugin<HistoryBackend>(in, config.history, options);
   // Asked of the backend, not of its name: a third-party backend may sync too.

@@ -30,6 +30,8 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   if (step_now) {
     if (finite) p_.optimizer.step();
     if (scaler_) scaler_->update();
+    // A sharded optimizer stepped this rank's parameters: owners send theirs.
+    if (auto* sharded = dynamic_cast<ShardedOptimizer*>(&p_.parallel)) sharded->after_step();
   }
 
   p_.records.train(batch.loss, static_cast<double>(batch.inputs.size(0)));

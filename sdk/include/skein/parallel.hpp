@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,30 @@ class SKEIN_EXPORT ParallelState {
   virtual std::string state() const = 0;
   // Throws (one line) when `bytes` do not fit this model and configuration.
   virtual void load_state(const std::string& bytes) = 0;
+};
+
+// API 3.3: optional second base of a parallel wrapper that shards the
+// optimizer's state across ranks (ZeRO: each rank's optimizer holds the state
+// of the parameters it owns only). The host finds it with dynamic_cast and
+// then, on every rank:
+// - after prepare(), asks parameter_owners() once and makes this rank's
+//   optimizer over the parameters it owns (in their order in the list);
+// - calls after_step() after every optimizer step of an accumulation group,
+//   whether the step was taken or skipped (a collective: every rank calls it);
+// - writes checkpoints with the whole optimizer, consolidated on rank 0 from
+//   every rank's (optimizer.pt as an unsharded run writes it), and on resume
+//   gives each rank the state of its own parameters.
+class SKEIN_EXPORT ShardedOptimizer {
+ public:
+  virtual ~ShardedOptimizer();
+  // The rank that owns (steps) each of `params`, the model's parameters in
+  // parameters() order: element i for params[i], each in [0, world size).
+  // Deterministic: the same answer on every rank.
+  virtual std::vector<int> parameter_owners(const std::vector<torch::Tensor>& params) = 0;
+  // After the optimizer step: every rank's parameters equal their owner's
+  // when it returns, and the gradients of parameters this rank does not own
+  // are dropped (its optimizer's zero_grad reaches its own only).
+  virtual void after_step() = 0;
 };
 
 }  // namespace skein

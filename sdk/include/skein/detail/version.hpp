@@ -9,7 +9,8 @@
 
 #include "skein/detail/export.hpp"
 
-// 3.3: class_ids_of (skein/loss.hpp) and check_held_out_shape (skein/dataset.hpp)
+// 3.3: skein::ShardedOptimizer (a new optional base of parallel wrappers; no vtable
+//      changed); class_ids_of (skein/loss.hpp) and check_held_out_shape (skein/dataset.hpp)
 //      moved in from the kit; the file formats the host and plugins share are
 //      the contract's skein/io/ (libskein_io), no longer the kit's.
 // 3.2: RunInfo::device (a new field at its end), the device the run trains on.

@@ -60,6 +60,7 @@ class SKEIN_EXPORT CheckpointWriter {
   // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
   std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
                                           std::string mine) const;
+  std::string optimizer_bytes(const std::string& name, long epoch) const;
   nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
   nlohmann::json open_epoch_part(const EpochPosition& at) const;
   // The same state under another name: hard links to the files of `from`

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <ostream>
+#include <vector>
 
 #include <torch/optim/optimizer.h>
 
@@ -44,6 +45,10 @@ struct SKEIN_EXPORT RunParts {
   std::shared_ptr<Model> model;
   std::shared_ptr<Parallel> parallel;
   std::shared_ptr<OptimizerFactory> optimizer_factory;  // its library holds the optimizer's code
+  // The rank that steps each of model->parameters() when the parallel
+  // wrapper shards the optimizer (optimizer_shards.hpp), else empty.
+  std::vector<int> parameter_owners;
+  // Over this rank's own parameters when sharded, else over all of them.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::shared_ptr<HistoryBackend> history;
   CallbackList callbacks;

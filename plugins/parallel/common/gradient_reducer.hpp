@@ -14,6 +14,9 @@
 // is cast back to the parameter dtype once reduced. Buckets are formed as
 // without compression (caps count the parameters' own bytes).
 //
+// Owners (ZeRO stage 2): a bucket's parameters share their owner, and its
+// collective is a reduce to that rank instead of an all-reduce.
+//
 // Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
 // form one last bucket of their own, never launched from a hook; finish()
 // reduces it after the other buckets are launched: uncompressed during the
@@ -30,11 +33,20 @@
 
 #include "powersgd.hpp"
 
-namespace skein_ddp {
+// The bucket options of a plugin that reduces gradients with GradientReducer,
+// as X-macro entries of its option list.
+#define SKEIN_BUCKET_OPTIONS(X)                                                                        \
+  X(bucket_cap_mb, number, "25", "Largest gradient bucket, in MiB", SKEIN_RANGE("(0, )"))             \
+  X(first_bucket_mb, number, "1", "Cap of the first bucket (small, so communication starts early)",  \
+    SKEIN_RANGE("(0, )"))                                                                             \
+  X(overlap, boolean, "true", "Launch each bucket's reduction during backward (false: after it)")
+
+namespace skein_parallel {
 
 // Waits for a collective; a failure (a peer that died, or stopped answering
-// for longer than the run's timeout) becomes one line that says so.
-void wait_for(c10d::Work& work, const char* what);
+// for longer than the run's timeout) becomes one line that says so, starting
+// with `who` (the plugin's name).
+void wait_for(c10d::Work& work, const std::string& who, const char* what);
 
 struct ReducerOptions {
   std::size_t cap_bytes = 25u << 20;
@@ -45,6 +57,24 @@ struct ReducerOptions {
   bool fp16 = false;
   // Set: compress float32 matrices with PowerSGD (see above).
   std::optional<PowerSgdOptions> powersgd;
+  // Set (one rank per parameter, in the constructor's order): each gradient
+  // goes to its owner alone (ZeRO stage 2). Buckets then hold one owner's
+  // parameters and are reduced to that rank; finish() leaves the averages on
+  // this rank's parameters and drops the others' gradients. Not with fp16 or
+  // powersgd.
+  std::vector<int> owners;
+  // The plugin's name, first word of a failed collective's message.
+  std::string who = "ddp";
+
+  // The bucket options' values (SKEIN_BUCKET_OPTIONS, read into an options struct).
+  template <class PluginOptions>
+  static ReducerOptions buckets_of(const PluginOptions& o) {
+    ReducerOptions r;
+    r.cap_bytes = static_cast<std::size_t>(o.bucket_cap_mb * (1 << 20));
+    r.first_cap_bytes = static_cast<std::size_t>(o.first_bucket_mb * (1 << 20));
+    r.overlap = o.overlap;
+    return r;
+  }
 };
 
 class GradientReducer {
@@ -89,7 +119,9 @@ class GradientReducer {
   std::unique_ptr<PowerSgd> powersgd_;
   bool enabled_ = true;
   bool overlap_ = true;
+  std::vector<int> owners_;  // empty: every gradient to every rank
+  std::string who_;
   double world_;
 };
 
-}  // namespace skein_ddp
+}  // namespace skein_parallel

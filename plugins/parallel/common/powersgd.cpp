@@ -8,7 +8,7 @@
 
 #include "gradient_reducer.hpp"
 
-namespace skein_ddp {
+namespace skein_parallel {
 
 namespace {
 
@@ -32,7 +32,7 @@ void orthonormalize(torch::Tensor& m) {
 
 void all_reduce_sum(c10d::ProcessGroup& group, torch::Tensor& t, const char* what) {
   std::vector<torch::Tensor> tensors{t};
-  wait_for(*group.allreduce(tensors), what);
+  wait_for(*group.allreduce(tensors), "ddp", what);  // PowerSGD is ddp's alone
 }
 
 // Views of consecutive pieces of `flat`, each rows[i] x cols[i].
@@ -138,4 +138,4 @@ void PowerSgd::load_state(const std::string& bytes) {
   error_all_.copy_(saved[2]);
 }
 
-}  // namespace skein_ddp
+}  // namespace skein_parallel

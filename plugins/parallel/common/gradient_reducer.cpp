@@ -5,28 +5,29 @@
 
 #include "skein/errors.hpp"
 
-namespace skein_ddp {
+namespace skein_parallel {
 
-void wait_for(c10d::Work& work, const char* what) {
+void wait_for(c10d::Work& work, const std::string& who, const char* what) {
   bool done = false;
   try {
     done = work.wait();
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("ddp: ") + what +
+    throw std::runtime_error(who + ": " + what +
                              " failed: a peer died or did not answer within the run's timeout (" +
                              skein::first_line(e.what()) + ")");
   }
-  if (!done) throw std::runtime_error(std::string("ddp: ") + what + " did not complete");
+  if (!done) throw std::runtime_error(who + ": " + what + " did not complete");
 }
 
 // Appends parameter `index` to the last bucket, or to a new one when the last
-// is full or of another dtype.
+// is full, of another dtype or (owners set) of another owner.
 void GradientReducer::add_to_bucket(std::size_t index, std::size_t& bytes, const ReducerOptions& options) {
   const auto& p = params_[index];
   const std::size_t cap = buckets_.size() <= 1 ? options.first_cap_bytes : options.cap_bytes;
   const std::size_t size = static_cast<std::size_t>(p.numel()) * p.element_size();
-  const bool full = !buckets_.empty() && !buckets_.back().params.empty() &&
-                    (bytes + size > cap || params_[buckets_.back().params.front()].scalar_type() != p.scalar_type());
+  const std::size_t front = buckets_.empty() || buckets_.back().params.empty() ? index : buckets_.back().params.front();
+  const bool full = front != index && (bytes + size > cap || params_[front].scalar_type() != p.scalar_type() ||
+                                       (!owners_.empty() && owners_[front] != owners_[index]));
   if (buckets_.empty() || full) {
     buckets_.emplace_back();
     bytes = 0;
@@ -45,8 +46,10 @@ void GradientReducer::place_in_last_bucket(std::size_t index) {
 
 GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
                                  std::vector<torch::Tensor> params, const ReducerOptions& options)
-    : group_(std::move(group)), params_(std::move(params)), overlap_(options.overlap),
-      world_(group_->getSize()) {
+    : group_(std::move(group)), params_(std::move(params)), overlap_(options.overlap), owners_(options.owners),
+      who_(options.who), world_(group_->getSize()) {
+  if (!owners_.empty() && (owners_.size() != params_.size() || options.fp16 || options.powersgd))
+    throw std::logic_error("GradientReducer: owners must name one rank per parameter, without compression");
   bucket_of_.resize(params_.size());
   position_in_bucket_.resize(params_.size());
   ready_.assign(params_.size(), false);
@@ -132,7 +135,13 @@ void GradientReducer::launch_ready_buckets() {
     b.flat.div_(world_);
     if (b.wire.defined()) b.wire.copy_(b.flat);
     std::vector<torch::Tensor> tensors{b.wire.defined() ? b.wire : b.flat};
-    b.work = group_->allreduce(tensors);
+    if (owners_.empty()) {
+      b.work = group_->allreduce(tensors);
+    } else {
+      c10d::ReduceOptions to_owner;
+      to_owner.rootRank = owners_[b.params.front()];
+      b.work = group_->reduce(tensors, to_owner);
+    }
   }
 }
 
@@ -148,12 +157,17 @@ void GradientReducer::finish() {
     if (b.deferred) reduce_deferred(b);
   for (auto& b : buckets_) {
     if (!b.work) continue;  // reduced by PowerSGD already
-    wait_for(*b.work, "gradient all-reduce");
+    wait_for(*b.work, who_, owners_.empty() ? "gradient all-reduce" : "gradient reduce");
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
   }
   if (powersgd_) powersgd_->step_done();
+  const int rank = group_->getRank();
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
+    if (!owners_.empty() && owners_[k] != rank) {
+      p.mutable_grad() = torch::Tensor();  // reduced to its owner; this rank's is spent
+      continue;
+    }
     auto averaged = slot(k);
     if (p.grad().defined()) {
       p.mutable_grad().copy_(averaged);
@@ -183,4 +197,4 @@ void GradientReducer::load_compression_state(const std::string& bytes) {
   powersgd_->load_state(bytes);
 }
 
-}  // namespace skein_ddp
+}  // namespace skein_parallel

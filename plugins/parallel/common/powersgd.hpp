@@ -22,7 +22,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/types.h>
 
-namespace skein_ddp {
+namespace skein_parallel {
 
 struct PowerSgdOptions {
   int rank = 4;                      // r: columns of P and Q
@@ -62,4 +62,4 @@ class PowerSgd {
   std::int64_t steps_ = 0;
 };
 
-}  // namespace skein_ddp
+}  // namespace skein_parallel

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The PyTorch side of bench/zero_memory.py: an MLP trained with Adam on the
+first --limit Fashion-MNIST images by PyTorch's DistributedDataParallel over
+Gloo on --world processes of this machine (127.0.0.1), with torch.optim.Adam
+on every rank or with ZeroRedundancyOptimizer (Adam's state sharded):
+
+  python3 bench/pytorch_zero.py --hidden [5120,5120,5120] --optimizer adam|zero
+      [--epochs 2] [--limit 2560] [--batch 64] [--world 2]
+
+Prints one JSON line: {"params", "samples_per_s" (all ranks, the last
+epoch's training), "peak_rss_mb" (the largest rank's), "optimizer_state_mb"
+(the largest rank's)}. Run it in a private network namespace
+(bench/zero_memory.py does).
+"""
+import argparse, json, resource, time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.optim import ZeroRedundancyOptimizer
+
+from pytorch_ddp import spawn
+from pytorch_reference import fashion, mlp
+
+
+def largest(value):
+    t = torch.tensor([float(value)], dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def worker(rank, a, port):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=a.world)
+    torch.manual_seed(0)
+    x, y = fashion(a.limit)
+    model = nn.parallel.DistributedDataParallel(mlp(28 * 28, json.loads(a.hidden), 10, 0))
+    if a.optimizer == "zero":
+        opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-4)
+        local = opt.optim
+    else:
+        opt = local = torch.optim.Adam(model.parameters(), lr=1e-4)
+    loss_fn = nn.CrossEntropyLoss()
+    rate = 0.0
+    for epoch in range(1, a.epochs + 1):
+        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(epoch))[rank::a.world]
+        dist.barrier()
+        start, seen = time.perf_counter(), 0
+        for i in range(0, len(order) - a.batch + 1, a.batch):
+            idx = order[i:i + a.batch]
+            opt.zero_grad()
+            loss_fn(model(x[idx]), y[idx]).backward()
+            opt.step()
+            seen += len(idx)
+        rate = seen * a.world / largest(time.perf_counter() - start)
+    state_bytes = sum(t.numel() * t.element_size() for s in local.state.values() for t in s.values()
+                      if torch.is_tensor(t))
+    result = {"params": sum(p.numel() for p in model.parameters()), "samples_per_s": rate,
+              "peak_rss_mb": largest(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+              "optimizer_state_mb": largest(state_bytes / 2**20)}
+    if rank == 0:
+        print(json.dumps(result), flush=True)
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hidden", default="[5120,5120,5120]")
+    ap.add_argument("--optimizer", choices=["adam", "zero"], default="adam")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=2560, help="first N training images")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--world", type=int, default=2)
+    spawn(worker, ap.parse_args())
+
+
+if __name__ == "__main__":
+    main()

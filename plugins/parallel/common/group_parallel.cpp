@@ -1,0 +1,79 @@
+#include "group_parallel.hpp"
+
+#include <cstring>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include "skein/errors.hpp"
+#include "skein/io/store.hpp"
+#include "skein/run_store.hpp"
+#include "skein/torch_compat/process_group.hpp"
+
+namespace skein_parallel {
+
+bool uses_nccl(const skein::PluginArgs& args, const GroupOptions& o) {
+  const bool cuda = torch::Device(args.run.device).is_cuda();
+  if (o.backend == "auto") return cuda && SKEIN_TORCH_NCCL;
+  if (o.backend != "nccl") return false;
+  if (!SKEIN_TORCH_NCCL)
+    args.options.fail(o.backend_key,
+                      "'nccl' is not compiled into this build (its libtorch has " SKEIN_DISTRIBUTED_BACKENDS ")");
+  if (!cuda)
+    args.options.fail(o.backend_key, "'nccl' needs the run on a CUDA device; this one is on " + args.run.device +
+                                         " (the config's \"device\")");
+  return true;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args, const std::string& who,
+                                                  const GroupOptions& o) {
+  const bool nccl = uses_nccl(args, o);
+  const skein::RunInfo& run = args.run;
+  if (run.world_size == 1) return {};  // nothing to synchronise
+  if (!args.store || !*args.store)
+    throw skein::ConfigError("parallel '" + who + "': WORLD_SIZE is " + std::to_string(run.world_size) +
+                             " but the run has no store (start it with skein train --nproc-per-node)");
+  auto store = c10::make_intrusive<c10d::PrefixStore>("skein/" + who + "/" + run.run_id + "/", args.store->store);
+  auto pg_opts = c10d::ProcessGroupGloo::Options::create(skein::to_millis(run.timeout_s));
+  std::string host = o.gloo_host;
+  if (host.empty() && !run.multi_node) host = "127.0.0.1";  // one machine: loopback only
+  pg_opts->devices.push_back(host.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                          : c10d::ProcessGroupGloo::createDeviceForHostname(host));
+  return skein::torch_compat::make_process_group(store, run.rank, run.world_size, pg_opts, nccl);
+}
+
+void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> state = model.parameters();
+  for (const auto& b : model.buffers()) state.push_back(b);
+  c10d::broadcast_coalesced(group, state, 256u << 20, 0);
+}
+
+void GroupParallel::set_gradient_sync(bool enabled) {
+  if (reducer_) reducer_->set_enabled(enabled);
+}
+void GroupParallel::finish_gradients() {
+  if (reducer_) reducer_->finish();
+}
+
+void GroupParallel::all_reduce_sum(std::vector<double>& values) { reduce(values, c10d::ReduceOp::SUM); }
+void GroupParallel::all_reduce_max(std::vector<double>& values) { reduce(values, c10d::ReduceOp::MAX); }
+
+void GroupParallel::barrier() {
+  if (group_) wait_for(*group_->barrier(), who_, "barrier");
+}
+
+void GroupParallel::reduce(std::vector<double>& values, c10d::ReduceOp op) {
+  if (!group_ || values.empty()) return;
+  auto t = torch::tensor(values, torch::kFloat64);
+  std::vector<torch::Tensor> tensors{t};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = op;
+  wait_for(*group_->allreduce(tensors, opts), who_, "all-reduce");
+  std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
+}
+
+}  // namespace skein_parallel
