@@ -59,7 +59,8 @@ RunParts::RunParts(const AssemblyInput& in) {
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);
   // A wrapper that shards the optimizer's state: this rank's optimizer steps its own parameters.
   const auto params = model->parameters();
-  parameter_owners = located(config.parallel, [&] { return core::parameter_owners(*parallel, params, in.run.world_size); });
+  parameter_owners =
+      located(config.parallel, [&] { return core::parameter_owners(*parallel, params, in.run.world_size); });
   if (!parameter_owners.empty() && config.precision == Precision::fp16_mixed)
     throw ConfigPathError("precision", "precision: \"16-mixed\" does not go with parallel '" +
                                            config.parallel.record->name +

@@ -7,15 +7,19 @@
 
 namespace skein_parallel {
 
-void wait_for(c10d::Work& work, const std::string& who, const char* what) {
-  bool done = false;
+void collective(const std::string& who, const char* what, const std::function<void()>& run) {
   try {
-    done = work.wait();
+    run();
   } catch (const std::exception& e) {
     throw std::runtime_error(who + ": " + what +
                              " failed: a peer died or did not answer within the run's timeout (" +
                              skein::first_line(e.what()) + ")");
   }
+}
+
+void wait_for(c10d::Work& work, const std::string& who, const char* what) {
+  bool done = false;
+  collective(who, what, [&] { done = work.wait(); });
   if (!done) throw std::runtime_error(who + ": " + what + " did not complete");
 }
 

@@ -23,6 +23,7 @@
 // warm-up, then as low-rank factors. The other parameters travel as without
 // compression, overlapped with backward.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,8 @@ namespace skein_parallel {
 // for longer than the run's timeout) becomes one line that says so, starting
 // with `who` (the plugin's name).
 void wait_for(c10d::Work& work, const std::string& who, const char* what);
+// Runs a blocking collective `run`, its failure made one such line.
+void collective(const std::string& who, const char* what, const std::function<void()>& run);
 
 struct ReducerOptions {
   std::size_t cap_bytes = 25u << 20;

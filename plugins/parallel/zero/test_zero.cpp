@@ -56,7 +56,8 @@ std::string differs(const std::vector<torch::Tensor>& a, const std::vector<torch
   for (std::size_t i = 0; i < a.size(); ++i) {
     const bool same = exact ? torch::equal(a[i], b[i]) : torch::allclose(a[i], b[i], kRtol, kAtol);
     if (!same)
-      return "parameter " + std::to_string(i) + " differs by " + std::to_string((a[i] - b[i]).abs().max().item<double>());
+      return "parameter " + std::to_string(i) + " differs by " +
+             std::to_string((a[i] - b[i]).abs().max().item<double>());
   }
   return "";
 }

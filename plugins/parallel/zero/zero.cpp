@@ -48,7 +48,8 @@ class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOp
     for (const auto& p : params_) sizes.push_back(p.numel());
     owners_ = skein_zero::greedy_owners(sizes, world_);
     owned_by_.assign(static_cast<std::size_t>(world_), {});
-    for (std::size_t i = 0; i < params_.size(); ++i) owned_by_[static_cast<std::size_t>(owners_[i])].push_back(params_[i]);
+    for (std::size_t i = 0; i < params_.size(); ++i)
+      owned_by_[static_cast<std::size_t>(owners_[i])].push_back(params_[i]);
     if (!group_) return;
     skein_parallel::broadcast_from_rank0(group_, model);
     skein_parallel::ReducerOptions reducer = skein_parallel::ReducerOptions::buckets_of(o_);
@@ -69,15 +70,16 @@ class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOp
     return owners_;
   }
 
-
   // Each owner's parameters to every rank, one owner after the other; then
   // the gradients this rank's optimizer does not clear are dropped.
   void after_step() override {
     torch::NoGradGuard no_grad;
     if (group_)
-      for (int r = 0; r < world_; ++r)
-        if (!owned_by_[static_cast<std::size_t>(r)].empty())
-          c10d::broadcast_coalesced(group_, owned_by_[static_cast<std::size_t>(r)], kBroadcastBytes, r);
+      skein_parallel::collective(who_, "parameter broadcast", [&] {
+        for (int r = 0; r < world_; ++r)
+          if (!owned_by_[static_cast<std::size_t>(r)].empty())
+            c10d::broadcast_coalesced(group_, owned_by_[static_cast<std::size_t>(r)], kBroadcastBytes, r);
+      });
     for (std::size_t i = 0; i < params_.size(); ++i)
       if (owners_[i] != rank_ && params_[i].grad().defined()) params_[i].mutable_grad() = torch::Tensor();
   }
