@@ -374,7 +374,7 @@ BOOST_AUTO_TEST_CASE(resume_continues_on_another_world_size_and_refuses_damaged_
   const std::string run = dir("ws");
   BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + run).exit_code == 0);
   auto other = skein("--resume " + run + " --set max_epochs=3 --nproc-per-node 2 --timeout 60 "
-                     "--set parallel.plugin=ddp");
+                     "--set parallel.plugin=ddp --set history.plugin=tcpstore");
   BOOST_TEST(other.exit_code == 0, other.err);
   const auto history = nlohmann::json::parse(test::read_text(run + "/history.json"));
   BOOST_REQUIRE(history.size() == 3u);

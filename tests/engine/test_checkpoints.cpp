@@ -1,6 +1,7 @@
 // checkpoint_writer and checkpoint_restore: what one writes the other reads.
 #include <sys/stat.h>
 
+#include <fstream>
 #include <thread>
 
 #include <boost/filesystem.hpp>
@@ -121,6 +122,13 @@ BOOST_AUTO_TEST_CASE(an_epoch_checkpoint_resumes_on_another_world_size_an_open_e
   CheckpointWriter writer(parts, history, config, run, nullptr);
   writer.write(writer.root(), "epoch_1", EpochPosition{1});
   writer.write(writer.root(), "step_1", EpochPosition{2, true, 1, 0.5});
+  {  // as a run with data writes it (this fixture has none)
+    const std::string meta = checkpoint("step_1") + "/trainer.json";
+    std::ifstream in(meta);
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["open_epoch"]["train_samples"] = 64;
+    std::ofstream(meta, std::ios::trunc) << j.dump();
+  }
   skein::RunInfo two = run;
   two.world_size = 2;
   std::vector<torch::Tensor> draws;

@@ -78,9 +78,12 @@ std::uint64_t mixed_seed(std::uint64_t seed, std::uint64_t stream) {
 }
 
 void seed_generators(const RunInfo& run, std::uint64_t seed) {
-  at::detail::getDefaultCPUGenerator().set_current_seed(seed);
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();  // handles to the global generators
+  cpu.set_current_seed(seed);
   const torch::Device device(run.device);
-  if (device.is_cuda()) at::globalContext().defaultGenerator(device).set_current_seed(seed);
+  if (!device.is_cuda()) return;
+  at::Generator cuda = at::globalContext().defaultGenerator(device);
+  cuda.set_current_seed(seed);
 }
 
 void set_device_generator_state(const RunInfo& run, const torch::Tensor& state) {
