@@ -254,13 +254,15 @@ bool Session::end_epoch() {
 }
 
 void Session::save_checkpoint(const std::string& dir) {
-  impl_->check_between_epochs("save_checkpoint");
-  impl_->trainer->save_checkpoint(dir);
+  Impl& s = *impl_;
+  s.check_between_epochs("save_checkpoint");
+  s.trainer->save_checkpoint(checkpoint_save_path(s.run, dir, s.options.allow_outside_run_dir));
 }
 
 void Session::load_checkpoint(const std::string& dir) {
-  impl_->check_between_epochs("load_checkpoint");
-  impl_->restore(dir);
+  Impl& s = *impl_;
+  s.check_between_epochs("load_checkpoint");
+  s.restore(checkpoint_load_path(s.run, dir));
 }
 
 void Session::finish() {
