@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
+#include <sstream>
 
 #include <torch/torch.h>
 
@@ -325,6 +326,89 @@ BOOST_AUTO_TEST_CASE(c_abi_uses_float32_inputs_in_place) {
   BOOST_TEST_REQUIRE(skein_last_value(s, "train_input_address", &seen) == SKEIN_OK);
   BOOST_TEST(seen != static_cast<double>(reinterpret_cast<std::uintptr_t>(&xd[0][0])));
   BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
+}
+
+// A load checks everything before it changes anything: a model-only final
+// and another model's checkpoint are refused with the session as it was
+// (weights, optimizer state, epoch, history), and it trains on.
+BOOST_AUTO_TEST_CASE(a_failed_load_changes_nothing) {
+  auto cfg = fed_config();
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}};
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("donor");
+  {
+    skein::Session donor(cfg, options);
+    for (int epoch = 0; epoch < 2; ++epoch) donor.train_step(x * 2, y), donor.end_epoch();
+    donor.finish();  // writes checkpoints/final, the model only
+  }
+  auto wider = cfg;
+  wider["model"]["hidden"] = {16};
+  options.run_dir = dir("wider");
+  {
+    skein::Session w(wider, options);
+    w.train_step(x, y);
+    w.end_epoch();
+    w.save_checkpoint("wide");
+  }
+  auto adam = cfg;  // the same model: its weights load, its optimizer state does not fit
+  adam["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  options.run_dir = dir("adam");
+  {
+    skein::Session a(adam, options);
+    a.train_step(x, y);
+    a.end_epoch();
+    a.save_checkpoint("adam");
+  }
+  options.run_dir = dir("loader");
+  skein::Session s(cfg, options);
+  s.train_step(x, y);
+  s.end_epoch();
+  s.train_step(x, y);
+  s.end_epoch();
+  auto optimizer_bytes = [&] {
+    torch::serialize::OutputArchive archive;
+    s.context().optimizer().save(archive);
+    std::ostringstream out;
+    archive.save_to(out);
+    return out.str();
+  };
+  const auto predicted = s.predict(x);
+  const std::string optimizer = optimizer_bytes();
+  const auto unchanged = [&](const std::string& what) {
+    BOOST_TEST(torch::equal(s.predict(x), predicted), what);
+    BOOST_TEST(optimizer_bytes() == optimizer, what);
+    BOOST_TEST(s.epoch() == 2, what);
+    BOOST_TEST(s.history().size() == 2u, what);
+  };
+  const std::string final_message =
+      test::message_of([&] { s.load_checkpoint(dir("donor") + "/checkpoints/final"); });
+  BOOST_TEST(contains(final_message, "holds the model only"), final_message);
+  BOOST_TEST(contains(final_message, "init_from"), final_message);
+  BOOST_TEST(!contains(final_message, "optimizer.pt"), final_message);
+  unchanged("after loading a model-only final");
+  const std::string wide_message =
+      test::message_of([&] { s.load_checkpoint(dir("wider") + "/checkpoints/wide"); });
+  BOOST_TEST(contains(wide_message, "has shape"), wide_message);
+  unchanged("after loading another model's checkpoint");
+  const std::string adam_message =
+      test::message_of([&] { s.load_checkpoint(dir("adam") + "/checkpoints/adam"); });
+  BOOST_TEST(contains(adam_message, "optimizer.pt does not fit this run"), adam_message);
+  unchanged("after loading another optimizer's checkpoint");
+  BOOST_CHECK_NO_THROW(s.train_step(x, y));
+  BOOST_CHECK_NO_THROW(s.end_epoch());
+
+  // Through the C ABI: the same refusal, a status and the message.
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(cfg.dump().c_str(), options_for(dir("loader-c")).c_str(), &c) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  BOOST_TEST(skein_load_checkpoint(c, (dir("donor") + "/checkpoints/final").c_str()) == SKEIN_ERROR_CONFIG);
+  BOOST_TEST(contains(skein_last_error(c), "holds the model only"), skein_last_error(c));
+  int64_t epoch = -1;
+  BOOST_TEST(skein_epoch(c, &epoch) == SKEIN_OK);
+  BOOST_TEST(epoch == 0);
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
 }
 
 // The C ABI's opt-in for checkpoints outside the run directory.

@@ -111,7 +111,10 @@ class SKEIN_EXPORT Session {
   // Restores model, optimizer, history, random state and callback states;
   // the next step opens the epoch after the checkpoint's. Between epochs
   // only. A relative `dir` is a name in the run's checkpoints/, as for
-  // save_checkpoint.
+  // save_checkpoint. Every file is checked first: a checkpoint that does not
+  // fit (another model, world size, a damaged file) is refused with the
+  // session as it was. A run's `final` holds the model only and is refused:
+  // it is for skein export and predict, or a new run's "init_from".
   void load_checkpoint(const std::string& dir);
   // on_train_end of every callback (early stopping may restore the best
   // parameters), history backend closed, the model of the last complete

@@ -157,7 +157,13 @@ SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
  * whole, nothing skein did not write is ever removed. */
 SKEIN_C_EXPORT skein_status skein_save_checkpoint(skein_session* session, const char* dir);
 /* Restores a checkpoint directory (between epochs; a relative `dir` is a
- * name in the run's checkpoints/). */
+ * name in the run's checkpoints/). Every file is checked first: one that
+ * does not fit (another model, world size, a damaged file) is
+ * SKEIN_ERROR_CONFIG and the session is as it was. A run's `final` (written
+ * by skein_finish and skein train) holds the model only, no optimizer state
+ * or history: it cannot be loaded here (SKEIN_ERROR_CONFIG saying so); it is
+ * for skein export and skein predict, or the weights a new session starts
+ * from with the config's "init_from". */
 SKEIN_C_EXPORT skein_status skein_load_checkpoint(skein_session* session, const char* dir);
 /* Ends training: the callbacks' on_train_end (early stopping may restore
  * the best parameters). Steps afterwards are SKEIN_ERROR_STATE. */
