@@ -258,6 +258,13 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
                       "or random state), so training cannot continue from it; load a full checkpoint (epoch_*, "
                       "step_*, or one save_checkpoint wrote), or start from its weights with the config's "
                       "\"init_from\" (skein export and predict take it as it is)");
+  // A run cannot end inside an epoch: its final model would carry the
+  // weights of part of epoch k under the label of epoch k - 1.
+  if (meta.open_epoch && parts.data && meta.epoch + 1 > config.max_epochs)
+    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + ", beyond max_epochs " +
+                      std::to_string(config.max_epochs) + "; resume with max_epochs " +
+                      std::to_string(meta.epoch + 1) + " or more (--set max_epochs=" +
+                      std::to_string(meta.epoch + 1) + ")");
   check_script_unchanged(*parts.model, meta, where);
   PartsBefore before(parts, history, run);
   try {
