@@ -243,7 +243,6 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
   return restored;
 }
 
-
 }  // namespace
 
 Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,

@@ -29,8 +29,11 @@ struct Restored {
 };
 
 // Restores checkpoint `dir` into `parts` and `history`; a checkpoint that
-// does not fit (another world size, model, batching) is a ConfigError naming
-// the checkpoint and the file. Not a collective: every rank reads its part.
+// does not fit (another world size, model, batching, a model-only final, a
+// step checkpoint beyond config.max_epochs) is a ConfigError naming the
+// checkpoint and the file, and leaves `parts` and `history` as they were
+// (all or nothing: a session lives on after a failed load). Not a
+// collective: every rank reads its part.
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run);
 
