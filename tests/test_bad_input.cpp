@@ -348,6 +348,27 @@ BOOST_AUTO_TEST_CASE(resume_refuses_changes_it_cannot_apply_and_keeps_the_config
   BOOST_TEST(test::load_json(run + "/history.json").size() == 4u);
 }
 
+// A step checkpoint inside epoch 3 cannot end a run of 2 epochs: its
+// weights are not epoch 2's, and a final labelled so would be wrong.
+BOOST_AUTO_TEST_CASE(resume_refuses_a_step_checkpoint_beyond_max_epochs) {
+  auto cfg = test::synthetic_config();  // 12 steps an epoch
+  cfg["max_epochs"] = 4;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 4}},
+                      {{"plugin", "probe_callback"}, {"signal_at", 3}, {"signal_batch", 9}, {"signal", 9}}};
+  test::write_text(tmp.str("steps.json"), cfg.dump());
+  const std::string run = tmp.str("steps");
+  auto r = train("--run-dir " + run, "steps.json");
+  BOOST_TEST(r.exit_code != 0, r.err);
+  BOOST_REQUIRE(fs::exists(run + "/checkpoints/step_00000032/trainer.json"));  // epoch 3's 8th step
+  expect(resume(run, "--set max_epochs=2 --set callbacks.1.signal_at=0"), 2,
+         "was written inside epoch 3, beyond max_epochs 2");
+  BOOST_TEST(!fs::exists(run + "/checkpoints/final"));
+  BOOST_TEST(test::load_json(run + "/history.json").size() == 2u);
+  r = resume(run, "--set max_epochs=3 --set callbacks.1.signal_at=0");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(test::load_json(run + "/checkpoints/final/trainer.json")["epoch"].get<int>() == 3);
+}
+
 BOOST_AUTO_TEST_CASE(resume_loads_the_plugin_files_the_run_recorded) {
   // Started with --plugin-dir; resumed without it: the recorded absolute path is used.
   auto cfg = test::synthetic_config();

@@ -135,6 +135,37 @@ BOOST_AUTO_TEST_CASE(an_overwrite_stopped_in_its_first_epoch_brings_the_old_run_
   BOOST_TEST(r.exit_code == 0, r.err);
 }
 
+// Once the new run has a complete checkpoint it is the run: an --overwrite
+// killed (or stopped) in its first epoch after writing step checkpoints is
+// what --resume continues, with its own config; the run it replaced is gone.
+BOOST_AUTO_TEST_CASE(an_overwrite_with_a_complete_checkpoint_is_the_run) {
+  for (const int signal : {SIGKILL, SIGTERM}) {
+    const std::string run = finished_run(signal == SIGKILL ? "old-killed" : "old-stopped");
+    auto cfg = test::synthetic_config();  // 12 batches an epoch
+    cfg["optimizer"]["lr"] = 0.2;
+    cfg["max_epochs"] = 1;
+    cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}},
+                        {{"plugin", "probe_callback"}, {"signal_at", 1}, {"signal_batch", 5}, {"signal", signal}}};
+    write_config("newer", cfg);
+    auto r = train("newer", "--run-dir " + run + " --overwrite");
+    BOOST_TEST(r.exit_code != 0, r.err);
+    bool step_checkpoint = false;  // the checkpoint callback keeps the newest
+    for (fs::directory_iterator it(run + "/checkpoints"), end; it != end; ++it)
+      step_checkpoint = step_checkpoint || (it->path().filename().string().rfind("step_", 0) == 0 &&
+                                            fs::is_regular_file(it->path() / "trainer.json"));
+    BOOST_REQUIRE_MESSAGE(step_checkpoint, r.err);
+    r = test::run(test::in_private_network(kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --resume " + run +
+                                           " --set callbacks.1.signal_at=0"));
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "Resumed from " + run + "/checkpoints/step_0000000"), r.out);
+    BOOST_TEST(test::load_json(run + "/config.json")["optimizer"]["lr"].get<double>() == 0.2);
+    BOOST_TEST(test::load_json(run + "/history.json").size() == 1u);
+    BOOST_TEST(!fs::exists(run + "/.skein-previous"));
+    BOOST_TEST(!fs::exists(run + "/checkpoints/epoch_0002"));  // the replaced run's
+    BOOST_TEST(!fs::exists(run + "/metrics.jsonl"));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_successful_overwrite_replaces_only_what_skein_wrote) {
   const std::string run = finished_run("precious");
   BOOST_REQUIRE(fs::is_directory(run + "/tensorboard"));

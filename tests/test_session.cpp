@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
+#include <sstream>
 
 #include <torch/torch.h>
 
@@ -172,6 +173,98 @@ BOOST_AUTO_TEST_CASE(a_session_steps_the_optimizer_once_per_accumulation_group) 
   BOOST_TEST(torch::equal(weights(), after));
 }
 
+// save_checkpoint obeys the rules skein train's outputs obey: a relative
+// name lands in the run's checkpoints/, the run directory, those above it
+// and its own files are refused, a path outside the run needs the
+// allow_outside_run_dir option, and nothing skein did not write is replaced.
+BOOST_AUTO_TEST_CASE(a_session_checkpoint_replaces_nothing_skein_did_not_write) {
+  namespace fs = boost::filesystem;
+  const std::string run = dir("guarded");
+  // The program's current directory: "" and ".." must not reach it.
+  fs::create_directories(dir("cwd/deep"));
+  test::write_text(dir("cwd/deep/data.txt"), "keep\n");
+  struct Cwd {
+    fs::path before = fs::current_path();
+    ~Cwd() { fs::current_path(before); }
+  } restore_cwd;
+  fs::current_path(dir("cwd/deep"));
+  fs::create_directories(dir("mine"));
+  test::write_text(dir("mine/notes.txt"), "keep\n");
+  test::write_text(dir("plain.txt"), "keep\n");
+  skein::SessionOptions options;
+  options.run_dir = run;
+  options.echo_log = false;
+  skein::Session s(fed_config(), options);
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  s.train_step(x, y);
+  s.end_epoch();
+  fs::create_directories(run + "/checkpoints/foreign");
+  test::write_text(run + "/checkpoints/foreign/notes.txt", "keep\n");
+  const std::string config = test::read_text(run + "/config.json");
+  auto refused = [&](const std::string& name, const std::string& why) {
+    std::string message;
+    try {
+      s.save_checkpoint(name);
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("not std::invalid_argument: ") + e.what();
+    }
+    BOOST_TEST(contains(message, why), "'" << name << "': " << message);
+    BOOST_TEST(message.find('\n') == std::string::npos, message);
+  };
+  refused("", "is empty");
+  refused("//", "is the run directory " + fs::absolute(run).lexically_normal().string() + " or one above it");
+  refused("..", "'..' is the run directory");
+  refused(".", "the run's own 'checkpoints'");
+  refused(run, "is the run directory");
+  refused(run + "/", "is the run directory");
+  refused(dir(""), "or one above it");
+  refused(run + "/checkpoints", "the run's own 'checkpoints'");
+  refused("../config.json", "the run's own 'config.json'");
+  refused(run + "/config.json", "the run's own 'config.json'");
+  refused("foreign", "exists and is not a checkpoint");
+  refused(dir("mine"), "outside the run directory");
+  refused(dir("plain.txt"), "allow_outside_run_dir");
+  BOOST_TEST(fs::is_regular_file(dir("cwd/deep/data.txt")));
+  BOOST_TEST(test::read_text(run + "/config.json") == config);
+  BOOST_TEST(test::read_text(run + "/checkpoints/foreign/notes.txt") == "keep\n");
+  BOOST_TEST(test::read_text(dir("mine/notes.txt")) == "keep\n");
+  BOOST_TEST(test::read_text(dir("plain.txt")) == "keep\n");
+  BOOST_TEST(fs::is_regular_file(run + "/history.json"));
+  // A name: in the run's checkpoints/, replaced as a whole the next time,
+  // loaded by the same name.
+  s.save_checkpoint("mine");
+  BOOST_TEST(fs::is_regular_file(run + "/checkpoints/mine/trainer.json"));
+  s.save_checkpoint("mine");
+  s.save_checkpoint("sub/mine");
+  BOOST_TEST(fs::is_regular_file(run + "/checkpoints/sub/mine/trainer.json"));
+  s.load_checkpoint("mine");
+  BOOST_TEST(!fs::exists(dir("cwd/deep/mine")));
+  s.finish();
+
+  // Outside the run with the option: still never over the caller's files.
+  options.run_dir = dir("guarded-outside");
+  options.allow_outside_run_dir = true;
+  skein::Session t(fed_config(), options);
+  t.train_step(x, y);
+  t.end_epoch();
+  auto refused_t = [&](const std::string& name, const std::string& why) {
+    const std::string message = test::message_of([&] { t.save_checkpoint(name); });
+    BOOST_TEST(contains(message, why), "'" << name << "': " << message);
+  };
+  refused_t(dir("mine"), "exists and is not a checkpoint");
+  refused_t(dir("plain.txt"), "exists and is not a checkpoint");
+  refused_t(dir(""), "or one above it");
+  refused_t("..", "is the run directory");
+  BOOST_TEST(test::read_text(dir("mine/notes.txt")) == "keep\n");
+  BOOST_TEST(test::read_text(dir("plain.txt")) == "keep\n");
+  t.save_checkpoint(dir("elsewhere/ck"));
+  t.save_checkpoint(dir("elsewhere/ck"));  // its own checkpoint: replaced
+  BOOST_TEST(fs::is_regular_file(dir("elsewhere/ck/trainer.json")));
+  t.load_checkpoint(dir("elsewhere/ck"));
+}
+
 BOOST_AUTO_TEST_CASE(c_abi_trains_column_major_buffers_like_row_major_ones) {
   const std::string config = fed_config().dump();
   skein_session* s = nullptr;
@@ -235,6 +328,110 @@ BOOST_AUTO_TEST_CASE(c_abi_uses_float32_inputs_in_place) {
   BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
 }
 
+// A load checks everything before it changes anything: a model-only final
+// and another model's checkpoint are refused with the session as it was
+// (weights, optimizer state, epoch, history), and it trains on.
+BOOST_AUTO_TEST_CASE(a_failed_load_changes_nothing) {
+  auto cfg = fed_config();
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}};
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("donor");
+  {
+    skein::Session donor(cfg, options);
+    for (int epoch = 0; epoch < 2; ++epoch) donor.train_step(x * 2, y), donor.end_epoch();
+    donor.finish();  // writes checkpoints/final, the model only
+  }
+  auto wider = cfg;
+  wider["model"]["hidden"] = {16};
+  options.run_dir = dir("wider");
+  {
+    skein::Session w(wider, options);
+    w.train_step(x, y);
+    w.end_epoch();
+    w.save_checkpoint("wide");
+  }
+  auto adam = cfg;  // the same model: its weights load, its optimizer state does not fit
+  adam["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  options.run_dir = dir("adam");
+  {
+    skein::Session a(adam, options);
+    a.train_step(x, y);
+    a.end_epoch();
+    a.save_checkpoint("adam");
+  }
+  options.run_dir = dir("loader");
+  skein::Session s(cfg, options);
+  s.train_step(x, y);
+  s.end_epoch();
+  s.train_step(x, y);
+  s.end_epoch();
+  auto optimizer_bytes = [&] {
+    torch::serialize::OutputArchive archive;
+    s.context().optimizer().save(archive);
+    std::ostringstream out;
+    archive.save_to(out);
+    return out.str();
+  };
+  const auto predicted = s.predict(x);
+  const std::string optimizer = optimizer_bytes();
+  const auto unchanged = [&](const std::string& what) {
+    BOOST_TEST(torch::equal(s.predict(x), predicted), what);
+    BOOST_TEST(optimizer_bytes() == optimizer, what);
+    BOOST_TEST(s.epoch() == 2, what);
+    BOOST_TEST(s.history().size() == 2u, what);
+  };
+  const std::string final_message =
+      test::message_of([&] { s.load_checkpoint(dir("donor") + "/checkpoints/final"); });
+  BOOST_TEST(contains(final_message, "holds the model only"), final_message);
+  BOOST_TEST(contains(final_message, "init_from"), final_message);
+  BOOST_TEST(!contains(final_message, "optimizer.pt"), final_message);
+  unchanged("after loading a model-only final");
+  const std::string wide_message =
+      test::message_of([&] { s.load_checkpoint(dir("wider") + "/checkpoints/wide"); });
+  BOOST_TEST(contains(wide_message, "has shape"), wide_message);
+  unchanged("after loading another model's checkpoint");
+  const std::string adam_message =
+      test::message_of([&] { s.load_checkpoint(dir("adam") + "/checkpoints/adam"); });
+  BOOST_TEST(contains(adam_message, "optimizer.pt does not fit this run"), adam_message);
+  unchanged("after loading another optimizer's checkpoint");
+  BOOST_CHECK_NO_THROW(s.train_step(x, y));
+  BOOST_CHECK_NO_THROW(s.end_epoch());
+
+  // Through the C ABI: the same refusal, a status and the message.
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(cfg.dump().c_str(), options_for(dir("loader-c")).c_str(), &c) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  BOOST_TEST(skein_load_checkpoint(c, (dir("donor") + "/checkpoints/final").c_str()) == SKEIN_ERROR_CONFIG);
+  BOOST_TEST(contains(skein_last_error(c), "holds the model only"), skein_last_error(c));
+  int64_t epoch = -1;
+  BOOST_TEST(skein_epoch(c, &epoch) == SKEIN_OK);
+  BOOST_TEST(epoch == 0);
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
+}
+
+// The C ABI's opt-in for checkpoints outside the run directory.
+BOOST_AUTO_TEST_CASE(c_abi_saves_outside_the_run_only_when_allowed) {
+  const std::string config = fed_config().dump();
+  const std::string options =
+      nlohmann::json({{"run_dir", dir("c-outside")}, {"echo_log", false}, {"allow_outside_run_dir", true}}).dump();
+  skein_session* s = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(config.c_str(), options.c_str(), &s) == SKEIN_OK, skein_last_error(nullptr));
+  float x[2][3] = {}, y[2][2] = {};
+  const int64_t xs[2] = {2, 3}, ys[2] = {2, 2};
+  skein_tensor tx = view(&x[0][0], 2, xs), ty = view(&y[0][0], 2, ys);
+  BOOST_TEST_REQUIRE(skein_train_step(s, &tx, &ty, nullptr) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST_REQUIRE(skein_end_epoch(s, nullptr) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST(skein_save_checkpoint(s, dir("c-elsewhere").c_str()) == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST(boost::filesystem::is_regular_file(dir("c-elsewhere/trainer.json")));
+  test::write_text(dir("c-file"), "keep\n");
+  BOOST_TEST(skein_save_checkpoint(s, dir("c-file").c_str()) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(s), "exists and is not a checkpoint"), skein_last_error(s));
+  BOOST_TEST(test::read_text(dir("c-file")) == "keep\n");
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
+}
+
 // Every bad argument: its status, a message naming it, and no crash.
 BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
   skein_session* s = nullptr;
@@ -248,6 +445,8 @@ BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
   BOOST_TEST(contains(skein_last_error(nullptr), "out is NULL"));
   BOOST_TEST(skein_session_create(config.c_str(), R"({"colour": 1})", &s) == SKEIN_ERROR_ARGUMENT);
   BOOST_TEST(contains(skein_last_error(nullptr), "\"colour\""));
+  BOOST_TEST(skein_session_create(config.c_str(), R"({"allow_outside_run_dir": 1})", &s) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(nullptr), "\"allow_outside_run_dir\" must be true or false"));
   auto no_info = fed_config();
   no_info.erase("data_info");
   BOOST_TEST(skein_session_create(no_info.dump().c_str(), options_for(dir("x")).c_str(), &s) == SKEIN_ERROR_CONFIG);
@@ -309,10 +508,20 @@ BOOST_AUTO_TEST_CASE(c_abi_bad_arguments_are_statuses_naming_the_argument) {
   double v = 0;
   BOOST_TEST(skein_end_epoch(s, nullptr) == SKEIN_OK);
   expect(skein_last_value(s, "no_such_key", &v), SKEIN_ERROR_ARGUMENT, "no_such_key");
-  BOOST_TEST(skein_save_checkpoint(s, dir("ck").c_str()) == SKEIN_OK, skein_last_error(s));
-  BOOST_TEST(boost::filesystem::exists(dir("ck") + "/trainer.json"));
-  BOOST_TEST(skein_load_checkpoint(s, dir("ck").c_str()) == SKEIN_OK, skein_last_error(s));
+  // A name lands in the run's checkpoints/; the run, its own files and
+  // (without allow_outside_run_dir) anything outside it are refused.
+  BOOST_TEST(skein_save_checkpoint(s, "ck") == SKEIN_OK, skein_last_error(s));
+  BOOST_TEST(boost::filesystem::exists(dir("bad") + "/checkpoints/ck/trainer.json"));
+  BOOST_TEST(skein_load_checkpoint(s, "ck") == SKEIN_OK, skein_last_error(s));
   expect(skein_load_checkpoint(s, dir("nothing").c_str()), SKEIN_ERROR_CONFIG, "nothing");
+  expect(skein_save_checkpoint(s, ""), SKEIN_ERROR_ARGUMENT, "save_checkpoint: '' is empty");
+  expect(skein_save_checkpoint(s, "//"), SKEIN_ERROR_ARGUMENT, "or one above it");
+  expect(skein_save_checkpoint(s, ".."), SKEIN_ERROR_ARGUMENT, "is the run directory");
+  expect(skein_save_checkpoint(s, (dir("bad") + "/config.json").c_str()), SKEIN_ERROR_ARGUMENT,
+         "the run's own 'config.json'");
+  expect(skein_save_checkpoint(s, dir("ck").c_str()), SKEIN_ERROR_ARGUMENT, "allow_outside_run_dir");
+  BOOST_TEST(!boost::filesystem::exists(dir("ck")));
+  BOOST_TEST(boost::filesystem::is_regular_file(dir("bad") + "/config.json"));
   BOOST_TEST(skein_finish(s) == SKEIN_OK);
   expect(skein_train_step(s, &tx, &ty, nullptr), SKEIN_ERROR_STATE, "finished");
   BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);

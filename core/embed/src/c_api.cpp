@@ -172,6 +172,8 @@ skein::SessionOptions options_of(const char* options_json) {
     else if (key == "resume") want(v.is_string(), "a string"), o.resume = v.get<std::string>();
     else if (key == "overwrite") want(v.is_boolean(), "true or false"), o.overwrite = v.get<bool>();
     else if (key == "echo_log") want(v.is_boolean(), "true or false"), o.echo_log = v.get<bool>();
+    else if (key == "allow_outside_run_dir")
+      want(v.is_boolean(), "true or false"), o.allow_outside_run_dir = v.get<bool>();
     else if (key == "batches_per_epoch")
       want(v.is_number_integer() && v.get<long>() >= 0, "an integer >= 0"), o.batches_per_epoch = v.get<long>();
     else if (key == "plugin_dirs") {
@@ -179,7 +181,8 @@ skein::SessionOptions options_of(const char* options_json) {
       for (const auto& d : v) want(d.is_string(), "a list of strings"), o.plugin_dirs.push_back(d.get<std::string>());
     } else {
       bad_argument("options_json: unknown key \"" + key +
-                   "\" (run_dir, overwrite, resume, plugin_dirs, batches_per_epoch, echo_log)");
+                   "\" (run_dir, overwrite, resume, plugin_dirs, batches_per_epoch, echo_log, "
+                   "allow_outside_run_dir)");
     }
   }
   return o;

@@ -7,6 +7,7 @@
 #include <c10/util/StringUtil.h>
 
 #include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/config.hpp"
 #include "skein/training/log_stream.hpp"
 #include "skein/training/run_env.hpp"
@@ -108,12 +109,13 @@ struct Session::Impl {
   }
 
   void restore(const std::string& checkpoint) {
-    trainer->resume(checkpoint);
-    // The program feeds the batches: where inside an epoch to continue is its own.
-    if (trainer->resumes_mid_epoch())
+    // The program feeds the batches: where inside an epoch to continue is its
+    // own. Refused before anything is restored.
+    if (read_checked_checkpoint(checkpoint).open_epoch)
       throw ConfigError("checkpoint " + checkpoint +
                         " was written inside an epoch (every_n_steps); a session continues only from a "
                         "checkpoint written at an epoch's end (epoch_*)");
+    trainer->resume(checkpoint);  // all or nothing
     log.stream() << "Resumed from " << checkpoint << "\n";
   }
 
@@ -254,13 +256,15 @@ bool Session::end_epoch() {
 }
 
 void Session::save_checkpoint(const std::string& dir) {
-  impl_->check_between_epochs("save_checkpoint");
-  impl_->trainer->save_checkpoint(dir);
+  Impl& s = *impl_;
+  s.check_between_epochs("save_checkpoint");
+  s.trainer->save_checkpoint(checkpoint_save_path(s.run, dir, s.options.allow_outside_run_dir));
 }
 
 void Session::load_checkpoint(const std::string& dir) {
-  impl_->check_between_epochs("load_checkpoint");
-  impl_->restore(dir);
+  Impl& s = *impl_;
+  s.check_between_epochs("load_checkpoint");
+  s.restore(checkpoint_load_path(s.run, dir));
 }
 
 void Session::finish() {

@@ -1,12 +1,16 @@
 #include "skein/training/checkpoint_dir.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include <boost/filesystem.hpp>
 
 #include "skein/training/checkpoint_meta.hpp"
+#include "skein/detail/run_files.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -82,6 +86,115 @@ std::string find_model_checkpoint(const std::string& root) {
   if (!final_epoch) return latest;
   if (!latest.empty() && epoch_of(latest).value_or(-1) > *final_epoch) return latest;
   return final_dir.string();
+}
+
+namespace {
+
+bool is_checkpoint_file(const std::string& name) {
+  for (const char* f : {checkpoint_files::kModel, checkpoint_files::kStateDict, checkpoint_files::kOptimizer,
+                        checkpoint_files::kHistory, checkpoint_files::kRng, checkpoint_files::kCudaRng,
+                        checkpoint_files::kParallel, checkpoint_files::kOpenEpochParts,
+                        checkpoint_files::kOpenEpochBatches, checkpoint_files::kMeta})
+    if (name == f) return true;
+  return false;
+}
+
+fs::path without_trailing_slash(fs::path p) {
+  while (!p.empty() && p.filename() == "." && p.has_parent_path()) p = p.parent_path();
+  return p;
+}
+
+// Component-wise: "runs/a/b" is within "runs/a", "runs/ab" is not.
+bool within(const fs::path& p, const fs::path& root) {
+  auto q = p.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++q)
+    if (q == p.end() || *q != *r) return false;
+  return true;
+}
+
+// `p` made absolute, normalized and with links resolved as far as it exists.
+fs::path real(const fs::path& p) {
+  boost::system::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
+  if (ec) r = fs::absolute(p);
+  return without_trailing_slash(r.lexically_normal());
+}
+
+// `rel` (inside the run) among the run's outputs, each directory above it
+// as a container (skein removes those only when empty).
+void record_inside(const RunInfo& run, const fs::path& rel) {
+  fs::path prefix;
+  for (auto it = rel.begin(); it != rel.end(); ++it) {
+    prefix /= *it;
+    run_files::record(run, prefix.generic_string() + (std::next(it) == rel.end() ? "" : "/"));
+  }
+}
+
+}  // namespace
+
+std::string why_not_replaceable(const std::string& dir) {
+  boost::system::error_code ec;
+  const fs::file_status status = fs::symlink_status(dir, ec);
+  if (!fs::exists(status)) return "";
+  if (!fs::is_directory(status)) return "exists and is not a checkpoint (not a directory)";
+  bool has_meta = false, empty = true;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    empty = false;
+    const std::string name = it->path().filename().string();
+    if (!is_checkpoint_file(name) || !fs::is_regular_file(it->symlink_status()))
+      return "exists and is not a checkpoint (it holds '" + name + "')";
+    has_meta = has_meta || name == checkpoint_files::kMeta;
+  }
+  if (ec) return "exists and cannot be read: " + ec.message();
+  if (!empty && !has_meta) return std::string("exists and is not a checkpoint (no ") + checkpoint_files::kMeta + ")";
+  return "";
+}
+
+std::string checkpoint_save_path(const RunInfo& run, const std::string& name, bool allow_outside) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("save_checkpoint: '" + name + "' " + why);
+  };
+  if (name.empty()) fail("is empty; name a checkpoint (it lands in the run's checkpoints/)");
+  if (name.find_first_of("\n\r") != std::string::npos) fail("contains a line break; choose another name");
+  const fs::path root = real(run.run_dir.empty() ? fs::path(".") : fs::path(run.run_dir));
+  const fs::path checkpoints = root / run_files::kCheckpoints;
+  // POSIX takes "//x" for "/x"; boost would take "//" for a network name.
+  const std::size_t slashes = name.find_first_not_of('/');
+  const fs::path given(slashes > 1 && slashes != std::string::npos ? name.substr(slashes - 1)
+                       : slashes == std::string::npos         ? std::string("/")
+                                                              : name);
+  const fs::path p = real(given.is_absolute() ? given : checkpoints / given);
+  if (within(root, p))
+    fail("is the run directory " + root.string() + " or one above it; name a checkpoint (it lands in " +
+         checkpoints.string() + "/)");
+  if (within(p, root)) {
+    const fs::path rel = p.lexically_relative(root);
+    const std::string first = rel.begin()->string();
+    const bool in_checkpoints = first == run_files::kCheckpoints && std::next(rel.begin()) != rel.end();
+    const auto& own = run_files::reserved();
+    if (!in_checkpoints && std::find(own.begin(), own.end(), first) != own.end())
+      fail("is the run's own '" + first + "'; name a checkpoint (it lands in " + checkpoints.string() + "/)");
+    if (run.is_main()) {
+      if (const std::string why = why_not_replaceable(p.string()); !why.empty()) fail(why);
+    }
+    record_inside(run, rel);
+    return p.string();
+  }
+  if (!allow_outside && !outside_run_dir_allowed())
+    fail("is outside the run directory " + root.string() +
+         "; name a checkpoint (it lands in its checkpoints/), or allow paths outside the run "
+         "(allow_outside_run_dir, or SKEIN_ALLOW_OUTSIDE_RUN_DIR=1)");
+  if (run.is_main()) {
+    if (const std::string why = why_not_replaceable(p.string()); !why.empty()) fail(why);
+  }
+  run_files::record(run, p.string());
+  return p.string();
+}
+
+std::string checkpoint_load_path(const RunInfo& run, const std::string& name) {
+  const fs::path given(name);
+  if (name.empty() || given.is_absolute()) return name;
+  return (fs::path(run.run_dir.empty() ? "." : run.run_dir) / run_files::kCheckpoints / given).string();
 }
 
 }  // namespace skein::core

@@ -205,6 +205,10 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.input_scaling = meta.value("input_scaling", nlohmann::json());
   out.open_epoch = parse_open_epoch(meta, bad);
   out.loss_scale = parse_loss_scale(meta, bad);
+  if (auto only = meta.find("model_only"); only != meta.end()) {
+    if (!only->is_boolean()) throw bad("\"model_only\" must be true or false, got " + only->dump());
+    out.model_only = only->get<bool>();
+  }
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <boost/filesystem.hpp>
@@ -127,6 +128,10 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
                       std::to_string(batches_per_epoch) + " batches");
   OpenEpoch open;
   open.next_batch = o.next_batch;
+  load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
+    open.batches = bytes_of(rank_entry(dir + "/" + checkpoint_files::kOpenEpochBatches, run, "records"));
+    BatchLog::from_bytes(open.batches);  // throws now, not when the epoch reopens
+  });
   load_part(where, checkpoint_files::kOpenEpochParts, [&] {
     const auto text = read_whole_file(dir + "/" + checkpoint_files::kOpenEpochParts);
     if (!text) throw std::runtime_error(where + ": cannot read " + checkpoint_files::kOpenEpochParts);
@@ -135,26 +140,92 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
     open.seconds = mine.seconds;
     parts.callbacks.restore(mine.callbacks, where);
   });
-  load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
-    open.batches = bytes_of(rank_entry(dir + "/" + checkpoint_files::kOpenEpochBatches, run, "records"));
-    BatchLog::from_bytes(open.batches);  // throws now, not when the epoch reopens
-  });
   return open;
 }
 
-}  // namespace
+// What a restore replaces, as it was before: put back when any file of the
+// checkpoint does not fit, so that a failed restore changes nothing (a
+// session lives on after it). Tensors are kept, not copied: loading points
+// a parameter at new storage (Tensor::set_), the old storage stays here.
+class PartsBefore {
+ public:
+  PartsBefore(RunParts& parts, History& history, const RunInfo& run)
+      : parts_(parts), history_(history), run_(run), history_before_(history) {
+    for (const auto& p : parts.model->named_parameters()) tensors_.emplace_back(p.value(), p.value().detach());
+    for (const auto& b : parts.model->named_buffers()) tensors_.emplace_back(b.value(), b.value().detach());
+    torch::serialize::OutputArchive archive;
+    parts.optimizer->save(archive);
+    std::ostringstream out;
+    archive.save_to(out);
+    optimizer_ = out.str();
+    for (auto& group : parts.optimizer->param_groups()) lrs_.push_back(group.options().get_lr());
+    cpu_rng_ = at::detail::getDefaultCPUGenerator().get_state();
+    cuda_rng_ = device_generator_state(run);
+    if (auto* stateful = dynamic_cast<ParallelState*>(parts.parallel.get())) parallel_ = stateful->state();
+    if (parts.loss_scaler.enabled()) scale_ = {parts.loss_scaler.current_scale(), parts.loss_scaler.growth_tracker()};
+    for (const auto& s : parts.callbacks.states())
+      callbacks_.push_back({s.at("plugin").get<std::string>(), s.at("state")});
+  }
 
-Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,
-                            const RunInfo& run) {
+  // Best effort, each part on its own: the error being reported matters more.
+  void put_back() {
+    auto attempt = [](const std::function<void()>& step) {
+      try {
+        step();
+      } catch (const std::exception& e) {
+        warn("restoring the state before a failed checkpoint load: " + first_line(e.what()));
+      }
+    };
+    attempt([&] {
+      torch::NoGradGuard no_grad;
+      for (auto& [live, before] : tensors_) live.set_(before);
+    });
+    attempt([&] {
+      std::istringstream in(optimizer_);
+      torch::serialize::InputArchive archive;
+      archive.load_from(in);
+      parts_.optimizer->load(archive);
+      auto& groups = parts_.optimizer->param_groups();
+      for (std::size_t i = 0; i < groups.size() && i < lrs_.size(); ++i) groups[i].options().set_lr(lrs_[i]);
+    });
+    attempt([&] {
+      at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
+      generator.set_state(cpu_rng_);
+    });
+    attempt([&] {
+      if (!cuda_rng_.empty()) set_device_generator_state(run_, tensor_of(cuda_rng_));
+    });
+    attempt([&] {
+      if (auto* stateful = dynamic_cast<ParallelState*>(parts_.parallel.get())) stateful->load_state(parallel_);
+    });
+    attempt([&] {
+      if (scale_) parts_.loss_scaler.restore(scale_->first, scale_->second);
+    });
+    attempt([&] { parts_.callbacks.restore(callbacks_, "the session's own state"); });
+    history_ = history_before_;
+  }
+
+ private:
+  RunParts& parts_;
+  History& history_;
+  const RunInfo& run_;
+  History history_before_;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> tensors_;  // live, as it was
+  std::string optimizer_;
+  std::vector<double> lrs_;
+  torch::Tensor cpu_rng_;
+  std::string cuda_rng_;
+  std::string parallel_;
+  std::optional<std::pair<double, std::int64_t>> scale_;
+  std::vector<CheckpointMeta::CallbackState> callbacks_;
+};
+
+// Every file of the checkpoint into the parts (restore_checkpoint puts
+// them back as they were when one fails).
+Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunParts& parts, History& history,
+                       const RunConfig& config, const RunInfo& run) {
   const std::string where = "checkpoint " + dir;
-  const CheckpointMeta meta = read_checked_checkpoint(dir);
   const bool resized = meta.world_size != run.world_size;
-  if (resized && meta.open_epoch)
-    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " by " +
-                      std::to_string(meta.world_size) + " ranks; this run has " + std::to_string(run.world_size) +
-                      " (an epoch continues only on the world size that began it: resume with " +
-                      std::to_string(meta.world_size) + " processes, or from an epoch's checkpoint, epoch_*)");
-  check_script_unchanged(*parts.model, meta, where);
   torch::NoGradGuard no_grad;
   auto file = [&](const char* name) { return dir + "/" + name; };
   const torch::Device device(run.device);
@@ -188,6 +259,39 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
     parts.callbacks.restore(meta.callbacks, where);
   }
   return restored;
+}
+
+}  // namespace
+
+Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,
+                            const RunInfo& run) {
+  const std::string where = "checkpoint " + dir;
+  const CheckpointMeta meta = read_checked_checkpoint(dir);
+  if (meta.world_size != run.world_size && meta.open_epoch)
+    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " by " +
+                      std::to_string(meta.world_size) + " ranks; this run has " + std::to_string(run.world_size) +
+                      " (an epoch continues only on the world size that began it: resume with " +
+                      std::to_string(meta.world_size) + " processes, or from an epoch's checkpoint, epoch_*)");
+  if (meta.model_only)
+    throw ConfigError(where + " holds the model only (the model a run ended with: no optimizer state, history "
+                      "or random state), so training cannot continue from it; load a full checkpoint (epoch_*, "
+                      "step_*, or one save_checkpoint wrote), or start from its weights with the config's "
+                      "\"init_from\" (skein export and predict take it as it is)");
+  // A run cannot end inside an epoch: its final model would carry the
+  // weights of part of epoch k under the label of epoch k - 1.
+  if (meta.open_epoch && parts.data && meta.epoch + 1 > config.max_epochs)
+    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + ", beyond max_epochs " +
+                      std::to_string(config.max_epochs) + "; resume with max_epochs " +
+                      std::to_string(meta.epoch + 1) + " or more (--set max_epochs=" +
+                      std::to_string(meta.epoch + 1) + ")");
+  check_script_unchanged(*parts.model, meta, where);
+  PartsBefore before(parts, history, run);
+  try {
+    return restore_parts(meta, dir, parts, history, config, run);
+  } catch (...) {
+    before.put_back();
+    throw;
+  }
 }
 
 }  // namespace skein::core

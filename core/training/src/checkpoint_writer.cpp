@@ -101,6 +101,12 @@ void check_checkpoint_name(const std::string& name, const char* what) {
                       "' is not a checkpoint name (one directory name, not starting with '.', no '/')");
 }
 
+// Nothing but a checkpoint (or an empty directory) is ever replaced by one.
+void check_replaceable(const fs::path& dir) {
+  if (const std::string why = why_not_replaceable(dir.string()); !why.empty())
+    throw ConfigError("checkpoint '" + dir.string() + "' " + why + "; skein replaces only a checkpoint it wrote");
+}
+
 template <class Save>
 std::string serialized(const Save& save) {
   std::ostringstream out;
@@ -224,6 +230,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   if (!run_.is_main()) return;
 
   const fs::path root_path(root_dir);
+  check_replaceable(root_path / name);
   fs::create_directories(root_path);
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
@@ -270,6 +277,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
 
 void CheckpointWriter::link(const std::string& from, const std::string& name) {
   const fs::path root_path(root());
+  check_replaceable(root_path / name);
   run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);
   const fs::path tmp = root_path / (".tmp-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);

@@ -331,8 +331,16 @@ TrainOutcome run_training(const TrainRequest& original_request) {
     // A run that never completed a batch leaves nothing behind (errors the
     // first batch finds, such as a model's wrong output width, are a failed
     // start), and one that replaced another but never completed an epoch
-    // brings the other back (a resume keeps its run).
+    // brings the other back (a resume keeps its run), unless it wrote a
+    // complete checkpoint: then it is the run, the other goes.
     const bool trained = trainer && trainer->batches_done() > 0;
+    if (dir && !resuming && !dir->committed() && dir->holds_previous_run() && !dir->new_run_checkpoint().empty()) {
+      try {
+        dir->commit_new_run();
+      } catch (const std::exception&) {
+        // The original error matters more; the next start finishes it.
+      }
+    }
     if (dir && !resuming && !dir->committed() && (dir->holds_previous_run() || !trained)) {
       try {
         dir->discard_failed_start();

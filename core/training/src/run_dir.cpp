@@ -11,6 +11,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/io/atomic_file.hpp"
+#include "skein/training/checkpoint_dir.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
@@ -149,9 +150,16 @@ RunDirectory::RunDirectory(std::string dir) : dir_(std::move(dir)) {
   root_ = no_follow::open_dir(dir_);
   no_follow::remove(root_, run_files::kDiscarded, true);  // a commit interrupted while deleting
   if (no_follow::open_subdir(root_, run_files::kPreviousRun)) {
-    warn("run directory '" + dir_ + "': a new run there stopped before its first epoch ended; " +
-         "the run it was to replace is brought back");
-    restore_previous_run();
+    if (const std::string kept = new_run_checkpoint(); !kept.empty()) {
+      warn("run directory '" + dir_ + "': a new run there stopped in its first epoch after writing checkpoint " +
+           kept + "; it is the run now, and the run it replaced is removed");
+      previous_aside_ = true;
+      discard_previous_run();
+    } else {
+      warn("run directory '" + dir_ + "': a new run there stopped before its first epoch ended; " +
+           "the run it was to replace is brought back");
+      restore_previous_run();
+    }
   }
 }
 
@@ -198,10 +206,21 @@ void RunDirectory::continue_run() {
   committed_ = true;
 }
 
+std::string RunDirectory::new_run_checkpoint() const {
+  const std::string latest = find_latest_checkpoint(run_files::path(dir_, run_files::kCheckpoints));
+  if (latest.empty()) return "";
+  // Listed by the new run: not a user's copy of some checkpoint.
+  const std::string entry = std::string(run_files::kCheckpoints) + "/" + fs::path(latest).filename().string();
+  return contains(run_files::read_list(dir_), entry) ? latest : "";
+}
+
 void RunDirectory::commit_new_run() {
   if (committed_) return;
   committed_ = true;
-  if (!previous_aside_) return;
+  if (previous_aside_) discard_previous_run();
+}
+
+void RunDirectory::discard_previous_run() {
   // The previous run's folders stayed (they may hold a user's files): those
   // now empty go too.
   std::vector<std::string> containers;

@@ -54,6 +54,11 @@ struct SessionOptions {
   long batches_per_epoch = 0;
   // Echo the run's log (epoch table, ...) to stdout on rank 0; train.log gets it either way.
   bool echo_log = true;
+  // Let save_checkpoint write outside the run directory (skein train's
+  // --allow-outside-run-dir; SKEIN_ALLOW_OUTSIDE_RUN_DIR=1 in the
+  // environment does the same). Even then it replaces nothing but a
+  // checkpoint (or an empty directory).
+  bool allow_outside_run_dir = false;
 };
 
 // What one step recorded: the batch's loss and every value recorded for it
@@ -94,10 +99,22 @@ class SKEIN_EXPORT Session {
   // (early stopping, say) asked to stop; every rank gets the same answer.
   bool end_epoch();
   // A checkpoint in skein train's format (skein train --resume and skein
-  // export read it) at `dir`; between epochs only. A collective.
+  // export read it) at `dir`; between epochs only. A collective. A relative
+  // `dir` is a name in the run's checkpoints/ ("mine": RUN_DIR/checkpoints/
+  // mine). Refused (std::invalid_argument, one line naming `dir`): "", the
+  // run directory and those above it, the run's own files (checkpoints/
+  // itself, config.json, ...), a path outside the run directory unless
+  // allow_outside_run_dir, and anything already at `dir` but a checkpoint
+  // or an empty directory (a checkpoint is replaced as a whole; nothing
+  // skein did not write is ever removed).
   void save_checkpoint(const std::string& dir);
   // Restores model, optimizer, history, random state and callback states;
-  // the next step opens the epoch after the checkpoint's. Between epochs only.
+  // the next step opens the epoch after the checkpoint's. Between epochs
+  // only. A relative `dir` is a name in the run's checkpoints/, as for
+  // save_checkpoint. Every file is checked first: a checkpoint that does not
+  // fit (another model, world size, a damaged file) is refused with the
+  // session as it was. A run's `final` holds the model only and is refused:
+  // it is for skein export and predict, or a new run's "init_from".
   void load_checkpoint(const std::string& dir);
   // on_train_end of every callback (early stopping may restore the best
   // parameters), history backend closed, the model of the last complete

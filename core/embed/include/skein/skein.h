@@ -118,7 +118,9 @@ typedef struct skein_session skein_session;
  * "resume" (a run directory: continue from its newest checkpoint; config_json
  * is then "null" or "{}"), "plugin_dirs" (list of strings),
  * "batches_per_epoch" (integer: train steps per epoch when known),
- * "echo_log" (bool, default true: the run's log on stdout too).
+ * "echo_log" (bool, default true: the run's log on stdout too),
+ * "allow_outside_run_dir" (bool, default false: skein_save_checkpoint may
+ * write outside the run directory, as skein train --allow-outside-run-dir).
  * On success *out is the session; on failure *out is NULL and
  * skein_last_error(NULL) says why. */
 SKEIN_C_EXPORT skein_status skein_session_create(const char* config_json, const char* options_json,
@@ -145,9 +147,23 @@ SKEIN_C_EXPORT skein_status skein_predict(skein_session* session, const skein_te
 /* Closes the epoch (history sync, summary, callbacks, checkpoints);
  * *stop (may be NULL) is 1 when a callback asked to stop, the same on every rank. */
 SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
-/* A checkpoint in skein train's format at directory `dir` (between epochs). */
+/* A checkpoint in skein train's format at directory `dir` (between epochs).
+ * A relative `dir` is a name in the run's checkpoints/ ("mine":
+ * RUN_DIR/checkpoints/mine). SKEIN_ERROR_ARGUMENT, naming `dir`, for "",
+ * the run directory or one above it, the run's own files (checkpoints/
+ * itself, config.json, ...), a path outside the run directory without the
+ * option "allow_outside_run_dir", and anything already at `dir` but a
+ * checkpoint or an empty directory: a checkpoint there is replaced as a
+ * whole, nothing skein did not write is ever removed. */
 SKEIN_C_EXPORT skein_status skein_save_checkpoint(skein_session* session, const char* dir);
-/* Restores a checkpoint directory (between epochs). */
+/* Restores a checkpoint directory (between epochs; a relative `dir` is a
+ * name in the run's checkpoints/). Every file is checked first: one that
+ * does not fit (another model, world size, a damaged file) is
+ * SKEIN_ERROR_CONFIG and the session is as it was. A run's `final` (written
+ * by skein_finish and skein train) holds the model only, no optimizer state
+ * or history: it cannot be loaded here (SKEIN_ERROR_CONFIG saying so); it is
+ * for skein export and skein predict, or the weights a new session starts
+ * from with the config's "init_from". */
 SKEIN_C_EXPORT skein_status skein_load_checkpoint(skein_session* session, const char* dir);
 /* Ends training: the callbacks' on_train_end (early stopping may restore
  * the best parameters). Steps afterwards are SKEIN_ERROR_STATE. */

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "skein/detail/export.hpp"
+#include "skein/run.hpp"
 
 namespace skein::core {
 
@@ -24,5 +25,25 @@ inline constexpr const char* kFinalModel = "final";
 // the newest periodic checkpoint when that holds a later complete epoch (a resumed run
 // that crashed after the last final was written); "" when there is neither.
 SKEIN_EXPORT std::string find_model_checkpoint(const std::string& root);
+
+// Why skein may not put a checkpoint at `dir` in place of what is there, or
+// "" when it may: nothing there, an empty directory, or a checkpoint (a
+// directory of checkpoint files only, trainer.json among them). Nothing
+// else is ever replaced: skein did not write it.
+SKEIN_EXPORT std::string why_not_replaceable(const std::string& dir);
+
+// Where a session's save_checkpoint(name) writes, by the rules skein
+// train's outputs obey: a relative name lands in RUN/checkpoints/; the run
+// directory, those above it and the run's own files (checkpoints/ itself,
+// config.json, ...) are refused; a path outside the run needs
+// `allow_outside` (or SKEIN_ALLOW_OUTSIDE_RUN_DIR=1); anything but a
+// checkpoint already there is refused (why_not_replaceable, checked on the
+// main rank). Records the path among the run's outputs. Throws
+// std::invalid_argument, one line naming `name`.
+SKEIN_EXPORT std::string checkpoint_save_path(const RunInfo& run, const std::string& name, bool allow_outside);
+
+// Where load_checkpoint(name) reads: a relative name in RUN/checkpoints/
+// (as checkpoint_save_path puts it), an absolute path as it is.
+SKEIN_EXPORT std::string checkpoint_load_path(const RunInfo& run, const std::string& name);
 
 }  // namespace skein::core

@@ -76,6 +76,9 @@ struct CheckpointMeta {
     std::int64_t growth_tracker = 0; // good steps in a row, >= 0
   };
   std::optional<LossScale> loss_scale;
+  // A run's final model ("model_only": true): model files and trainer.json,
+  // no optimizer state, history or random state; never resumed from.
+  bool model_only = false;
 };
 
 // One rank's part of an open epoch (open_epoch.json holds {"ranks": [...]}).

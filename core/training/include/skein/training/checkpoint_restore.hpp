@@ -31,12 +31,15 @@ struct Restored {
 };
 
 // Restores checkpoint `dir` into `parts` and `history`; a checkpoint that
-// does not fit (model, batching) is a ConfigError naming the checkpoint and
-// the file. Not a collective: every rank reads its part. An epoch's-end
-// checkpoint resumes on any world size (elastic): the replicated state is
-// the same on every rank, each rank's random streams are seeded again from
-// the seed, the epoch and its rank, and per-rank wrapper state starts afresh;
-// one written inside an epoch needs the world size that wrote it.
+// does not fit (model, batching, a model-only final, a step checkpoint
+// beyond config.max_epochs) is a ConfigError naming the checkpoint and the
+// file, and leaves `parts` and `history` as they were (all or nothing: a
+// session lives on after a failed load). Not a collective: every rank reads
+// its part. An epoch's-end checkpoint resumes on any world size (elastic):
+// the replicated state is the same on every rank, each rank's random streams
+// are seeded again from the seed, the epoch and its rank, and per-rank
+// wrapper state starts afresh; one written inside an epoch needs the world
+// size that wrote it.
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run);
 

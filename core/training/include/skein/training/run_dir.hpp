@@ -2,8 +2,8 @@
 // A run directory's life on rank 0: locked for the run's lifetime, checked
 // before anything is written, and cleared only of what skein wrote (the
 // entries listed in .skein-outputs). On --overwrite the previous run is set
-// aside, not deleted, until the new run has completed an epoch: a new run
-// that fails before brings it back whole. Every deletion and move walks the
+// aside, not deleted, until the new run has completed an epoch or written a
+// complete checkpoint: a new run that fails before brings it back whole. Every deletion and move walks the
 // directory without following links (no_follow_fs.hpp). No torch here.
 #include <string>
 #include <vector>
@@ -36,7 +36,9 @@ class SKEIN_EXPORT RunDirectory {
   // Creates `dir` when missing and takes its lock (.skein.lock, never through
   // a link) for this object's lifetime; a second process gets a ConfigError
   // naming the holder. A previous run an interrupted --overwrite had set
-  // aside is brought back first.
+  // aside is brought back first, unless the new run had written a complete
+  // checkpoint (new_run_checkpoint): then the new run is the run, and the
+  // previous one goes for good.
   explicit RunDirectory(std::string dir);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
@@ -53,8 +55,12 @@ class SKEIN_EXPORT RunDirectory {
   void start_new_run();
   // For --resume and restarts: keeps everything, appends to the list.
   void continue_run();
-  // The new run completed its first epoch: the previous run goes for good.
+  // The new run completed its first epoch, or wrote a complete checkpoint:
+  // the previous run goes for good.
   void commit_new_run();
+  // The newest complete periodic checkpoint the new run wrote (one listed
+  // in its .skein-outputs), or "": once it has one, it is the run.
+  std::string new_run_checkpoint() const;
   bool committed() const { return committed_; }
   // Whether a previous run waits in .skein-previous.
   bool holds_previous_run() const { return previous_aside_; }
@@ -65,6 +71,7 @@ class SKEIN_EXPORT RunDirectory {
 
  private:
   void restore_previous_run();
+  void discard_previous_run();
   std::string dir_;
   no_follow::Dir root_;
   bool created_ = false;         // by this process
