@@ -109,7 +109,7 @@ void restore_parallel_state(Parallel& parallel, const std::string& file, const R
 OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir, const RunParts& parts,
                              const RunConfig& config, const RunInfo& run) {
   const std::string where = "checkpoint " + dir;
-  if (!parts.data) return {};  // a session fed by its program: it refuses the checkpoint (resumes_mid_epoch)
+  if (!parts.data) return {};  // a session fed by its program refuses the checkpoint before this (session.cpp)
   const CheckpointMeta::OpenEpoch& o = *meta.open_epoch;
   auto differs = [&](const char* what, long long then, long long now) {
     if (then != now)

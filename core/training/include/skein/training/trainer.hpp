@@ -41,9 +41,6 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // then continues with the epoch after it, or, from a checkpoint written
   // inside an epoch, with that epoch's next train batch.
   void resume(const std::string& checkpoint_dir);
-  // Whether the resumed checkpoint was written inside an epoch (only fit()
-  // continues such an epoch; a Session cannot).
-  bool resumes_mid_epoch() const { return reopen_.has_value(); }
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   // on_test_end of every callback that is a TestReporter, with results.json's content.
