@@ -184,18 +184,19 @@ BOOST_AUTO_TEST_CASE(an_open_epoch_is_read_into_checked_fields) {
 
   const std::string ranks = R"({"ranks": [{"record": {"epoch": 3, "lr": "NaN"}, "callbacks": [{"plugin": "timer",
       "state": {"samples": 64}}], "seconds": 1.5}, {"record": {"epoch": 3}, "callbacks": [], "seconds": 2}]})";
-  const auto mine = skein::core::parse_open_epoch_rank(ranks, 0, "checkpoint C");
-  BOOST_TEST(std::isnan(mine.record["lr"].get<double>()));
-  BOOST_TEST(mine.callbacks.at(0).state["samples"].get<int>() == 64);
-  BOOST_TEST(mine.seconds == 1.5);
-  BOOST_TEST(skein::core::parse_open_epoch_rank(ranks, 1, "checkpoint C").seconds == 2.0);
-  auto rank_error = [](const std::string& text, int rank) {
-    return test::message_of<skein::ConfigError>([&] { skein::core::parse_open_epoch_rank(text, rank, "checkpoint C"); });
+  const auto parts = skein::core::parse_open_epoch_ranks(ranks, 2, "checkpoint C");
+  BOOST_REQUIRE(parts.size() == 2u);
+  BOOST_TEST(std::isnan(parts[0].record["lr"].get<double>()));
+  BOOST_TEST(parts[0].callbacks.at(0).state["samples"].get<int>() == 64);
+  BOOST_TEST(parts[0].seconds == 1.5);
+  BOOST_TEST(parts[1].seconds == 2.0);
+  auto rank_error = [](const std::string& text, int world) {
+    return test::message_of<skein::ConfigError>([&] { skein::core::parse_open_epoch_ranks(text, world, "checkpoint C"); });
   };
-  BOOST_TEST(has(rank_error(ranks, 2), "checkpoint C: bad open_epoch.json: \"ranks\" must list one entry per rank, "
-                                       "including rank 2"));
-  BOOST_TEST(has(rank_error("{", 0), "checkpoint C: unreadable open_epoch.json"));
-  BOOST_TEST(has(rank_error(R"({"ranks": [{"record": {"batches": []}, "seconds": 1}]})", 0), "rank 0: expected"));
+  BOOST_TEST(has(rank_error(ranks, 3), "checkpoint C: bad open_epoch.json: \"ranks\" must list one entry per rank "
+                                       "of the 3 that wrote the checkpoint"));
+  BOOST_TEST(has(rank_error("{", 1), "checkpoint C: unreadable open_epoch.json"));
+  BOOST_TEST(has(rank_error(R"({"ranks": [{"record": {"batches": []}, "seconds": 1}]})", 1), "rank 0: expected"));
 }
 
 BOOST_AUTO_TEST_CASE(trainer_json_of_another_shape_is_a_config_error_naming_the_checkpoint) {

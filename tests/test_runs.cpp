@@ -393,6 +393,56 @@ BOOST_AUTO_TEST_CASE(resume_continues_on_another_world_size_and_refuses_damaged_
   BOOST_TEST(contains(incomplete.err, "no complete checkpoint"), incomplete.err);
 }
 
+// Elastic inside an epoch: 2 processes write step checkpoints, rank 1 is
+// killed in epoch 2; 1 process resumes from the step checkpoint and trains
+// the rest of that epoch, each sample once (the probe records the rows,
+// whose first feature is their row number); run.json and the history say
+// where the world size changed.
+BOOST_AUTO_TEST_CASE(a_step_checkpoint_resumes_on_fewer_ranks_with_the_rest_of_its_epoch) {
+  std::string rows = "a,b,label\n";
+  for (int i = 0; i < 64; ++i) rows += std::to_string(i) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
+  const std::string csv = dir("rows.csv");
+  test::write_text(csv, rows);
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
+  cfg["batch_size"] = 4;  // 48 training rows: 6 batches a rank on 2
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string run = dir("shrunk");
+  // Step 10 is epoch 2's 4th batch; rank 1 is killed as its 6th begins.
+  auto r = skein("--nproc-per-node 2 --timeout 60 --config " + write_config(cfg) + " --run-dir " + run +
+                 " --plugin-dir " TEST_PLUGIN_DIR +
+                 " --plugin probe_callback:record_rows=true,signal_at=2,signal_batch=5,signal=9,signal_rank=1");
+  BOOST_TEST(r.exit_code != 0);
+  BOOST_REQUIRE(fs::exists(run + "/checkpoints/step_00000010/open_epoch.json"));
+  auto resumed = skein("--resume " + run + " --plugin-dir " TEST_PLUGIN_DIR +
+                       " --plugin probe_callback:record_rows=true,signal_at=0");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.out, "Resumed from " + run + "/checkpoints/step_00000010"), resumed.out);
+  const std::string log = test::read_text(run + "/train.log");
+  BOOST_TEST(contains(log, "World size 2 -> 1"), log);
+  BOOST_TEST(contains(log, "the rest of epoch 2 after train batch 4 of each of the 2 ranks is re-sharded over 1"), log);
+  const auto history = load_json(run + "/history.json");
+  BOOST_REQUIRE(history.size() == 3u);
+  std::vector<std::vector<double>> seen(3);
+  for (std::size_t e = 0; e < 3; ++e) {
+    for (const auto& row : history[e]["batches"])
+      for (int i = 0; i < 4; ++i)
+        if (row.contains("row_" + std::to_string(i))) seen[e].push_back(row["row_" + std::to_string(i)].get<double>());
+    std::sort(seen[e].begin(), seen[e].end());
+  }
+  BOOST_TEST(seen[0].size() == 48u);
+  BOOST_TEST((std::adjacent_find(seen[0].begin(), seen[0].end()) == seen[0].end()));  // each row once
+  BOOST_TEST(seen[1] == seen[0]);  // 32 rows on 2 ranks, then 16 on 1: each once
+  BOOST_TEST(seen[2] == seen[0]);
+  BOOST_TEST(!history[0].contains("world_size"));
+  BOOST_TEST(history[1].value("world_size", 0) == 1);
+  BOOST_TEST(!history[2].contains("world_size"));
+  BOOST_TEST(load_json(run + "/run.json")["world_size_changes"] ==
+             nlohmann::json::parse(R"([{"epoch": 2, "world_size": 1}])"));
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_parameters_load_as_a_state_dict) {
   auto cfg = test::synthetic_config();
   cfg["max_epochs"] = 1;

@@ -73,6 +73,42 @@ BOOST_AUTO_TEST_CASE(a_training_pass_gives_every_rank_as_many_batches_and_repeat
   BOOST_TEST(skein::core::train_batches_per_epoch(11, 2, 2) == 3);  // ceil(11 / 2) = 6 samples a rank
 }
 
+// Elastic resume inside an epoch: what the old ranks had not trained is
+// re-sharded over the new ones, each sample once (padding aside), every new
+// rank with as many batches; on the same world size it is the old batching.
+BOOST_AUTO_TEST_CASE(the_rest_of_an_epoch_is_resharded_by_global_sample_index) {
+  const std::int64_t n = 50, bs = 4;  // 25 rows a rank on 2: 7 batches, 3 done
+  const skein::core::PassStart began{2, 3};
+  std::vector<std::int64_t> seen;
+  for (int r = 0; r < 2; ++r) {
+    const auto old = train_pass_batches(n, rank_of(r, 2), bs, 9, 4);
+    for (int b = 0; b < 3; ++b) seen.insert(seen.end(), old[b].begin(), old[b].end());
+    BOOST_TEST((skein::core::resumed_pass_batches(n, rank_of(r, 2), bs, 9, 4, began) ==
+                std::vector<std::vector<std::int64_t>>(old.begin() + 3, old.end())));
+  }
+  for (int world : {1, 3, 4}) {
+    std::vector<std::int64_t> all = seen;
+    std::size_t batches = 0;
+    for (int r = 0; r < world; ++r) {
+      const auto mine = skein::core::resumed_pass_batches(n, rank_of(r, world), bs, 9, 4, began);
+      if (r == 0) batches = mine.size();
+      BOOST_TEST(mine.size() == batches, world);
+      for (const auto& b : mine) BOOST_TEST(b.size() <= static_cast<std::size_t>(bs));
+      const auto rows = flat(mine);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+    // 26 rows left: 26, 27 (9 each) and 28 (7 each) rows, the extra ones repeated.
+    const std::size_t padding = (world - 26 % world) % world;
+    BOOST_TEST(all.size() == 50 + padding, world);
+    std::set<std::int64_t> distinct(all.begin(), all.end());
+    BOOST_TEST(distinct.size() == 50u, world);
+    BOOST_TEST(*distinct.begin() == 0);
+    BOOST_TEST(*distinct.rbegin() == 49);
+  }
+  // An epoch whose every batch was trained leaves nothing.
+  BOOST_TEST(skein::core::resumed_pass_batches(n, rank_of(0, 3), bs, 9, 4, {2, 7}).empty());
+}
+
 BOOST_AUTO_TEST_CASE(an_evaluation_pass_covers_every_sample_exactly_once_in_order) {
   std::vector<std::int64_t> all;
   for (int rank = 0; rank < 3; ++rank) {

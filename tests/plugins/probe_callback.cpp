@@ -42,6 +42,7 @@ class ProbeCallback final : public skein::Callback {
         dump_listeners_(args.options.get_bool("dump_listeners")),
         fail_mid_(args.options.get_int("fail_mid")),
         record_inputs_(args.options.get_bool("record_inputs")),
+        record_rows_(args.options.get_bool("record_rows")),
         fail_first_(args.options.get_int("fail_first")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
@@ -58,6 +59,12 @@ class ProbeCallback final : public skein::Callback {
       auto& log = ctx.history().batches();
       log.put(log.key("train_input_address"),
               static_cast<double>(reinterpret_cast<std::uintptr_t>(b.inputs.data_ptr())));
+    }
+    if (record_rows_ && b.training) {  // which samples a batch holds: their first input feature, row_<i>
+      auto& log = ctx.history().batches();
+      const auto first = b.inputs.select(1, 0).to(torch::kDouble).cpu();
+      for (std::int64_t i = 0; i < first.size(0); ++i)
+        log.put(log.key("row_" + std::to_string(i)), first[i].item<double>());
     }
     if (fail_first_ > 0 && ctx.epoch() == fail_first_ && b.training && b.index == 0)
       throw std::runtime_error("probe failure at the first batch on rank " + std::to_string(ctx.run().rank));
@@ -157,6 +164,7 @@ class ProbeCallback final : public skein::Callback {
   bool signal_launcher_, dump_listeners_;
   long fail_mid_;
   bool record_inputs_;
+  bool record_rows_;
   long fail_first_;
   std::string events_;
 };
@@ -171,6 +179,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("fail_mid", integer, "0", "Throw at the second train batch of this epoch (0: never)"),
              SKEIN_OPTION("fail_first", integer, "0", "Throw at the first train batch of this epoch (0: never)"),
              SKEIN_OPTION("record_inputs", boolean, "false", "Record each train batch's input address (train_input_address)"),
+             SKEIN_OPTION("record_rows", boolean, "false", "Record each train sample's first input feature (row_<i>)"),
              SKEIN_OPTION("throw_int_at", integer, "0", "Throw an int (no std::exception) at the start of this epoch"),
              SKEIN_OPTION("use_model", boolean, "false", "Call ProbeModel's own method"),
              SKEIN_OPTION("freeze", boolean, "false", "Zero every gradient (parameters never change)"),

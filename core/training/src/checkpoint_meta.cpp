@@ -216,7 +216,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   return out;
 }
 
-OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std::string& where) {
+std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size, const std::string& where) {
   const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
   nlohmann::json doc;
   try {
@@ -225,19 +225,23 @@ OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std
     throw ConfigError(where + ": unreadable open_epoch.json: " + first_line(e.what()));
   }
   auto ranks = doc.is_object() ? doc.find("ranks") : doc.end();
-  if (ranks == doc.end() || !ranks->is_array() || rank < 0 || static_cast<std::size_t>(rank) >= ranks->size())
-    throw bad("\"ranks\" must list one entry per rank, including rank " + std::to_string(rank));
-  const auto& mine = (*ranks)[static_cast<std::size_t>(rank)];
-  auto record = mine.is_object() ? mine.find("record") : mine.end();
-  auto seconds = mine.is_object() ? mine.find("seconds") : mine.end();
-  if (record == mine.end() || !record->is_object() || record->contains("batches") || seconds == mine.end() ||
-      !seconds->is_number())
-    throw bad("rank " + std::to_string(rank) +
-              ": expected {\"record\": {...}, \"callbacks\": [...], \"seconds\": S}");
-  OpenEpochRank out;
-  out.record = *record;
-  out.callbacks = parse_callbacks(mine, bad);
-  out.seconds = seconds->get<double>();
+  if (ranks == doc.end() || !ranks->is_array() || ranks->size() != static_cast<std::size_t>(world_size))
+    throw bad("\"ranks\" must list one entry per rank of the " + std::to_string(world_size) +
+              " that wrote the checkpoint");
+  std::vector<OpenEpochRank> out;
+  for (const auto& entry : *ranks) {
+    const std::string rank = std::to_string(out.size());
+    auto record = entry.is_object() ? entry.find("record") : entry.end();
+    auto seconds = entry.is_object() ? entry.find("seconds") : entry.end();
+    if (record == entry.end() || !record->is_object() || record->contains("batches") || seconds == entry.end() ||
+        !seconds->is_number())
+      throw bad("rank " + rank + ": expected {\"record\": {...}, \"callbacks\": [...], \"seconds\": S}");
+    OpenEpochRank part;
+    part.record = *record;
+    part.callbacks = parse_callbacks(entry, bad);
+    part.seconds = seconds->get<double>();
+    out.push_back(std::move(part));
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "skein/training/device.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -105,7 +106,8 @@ void restore_parallel_state(Parallel& parallel, const std::string& file, const R
 }
 
 // A checkpoint written inside an epoch continues at the same sample only
-// when the epoch is cut into the same batches.
+// when the epoch is cut into the same batches; on another world size the
+// rest of it is re-sharded (OpenEpoch says what each rank carries on).
 OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir, const RunParts& parts,
                              const RunConfig& config, const RunInfo& run) {
   const std::string where = "checkpoint " + dir;
@@ -122,23 +124,31 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
   differs("training samples", o.train_samples, samples);
   differs("batch_size", o.batch_size, config.batch_size);
   differs("accumulate_steps", o.accumulate_steps, config.accumulate_steps);
-  const long batches_per_epoch = train_batches_per_epoch(samples, run.world_size, config.batch_size);
+  const long batches_per_epoch = train_batches_per_epoch(samples, meta.world_size, config.batch_size);
   if (o.next_batch > batches_per_epoch)
     throw ConfigError(where + ": bad trainer.json: next_batch " + std::to_string(o.next_batch) + " of an epoch of " +
                       std::to_string(batches_per_epoch) + " batches");
   OpenEpoch open;
   open.next_batch = o.next_batch;
+  if (meta.world_size != run.world_size) open.began = PassStart{meta.world_size, o.next_batch};
   load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
-    open.batches = bytes_of(rank_entry(dir + "/" + checkpoint_files::kOpenEpochBatches, run, "records"));
-    BatchLog::from_bytes(open.batches);  // throws now, not when the epoch reopens
+    std::vector<torch::Tensor> all;
+    torch::load(all, dir + "/" + checkpoint_files::kOpenEpochBatches);
+    if (static_cast<int>(all.size()) != meta.world_size)
+      throw std::runtime_error("it holds the records of another number of ranks");
+    for (int old = run.rank; old < meta.world_size; old += run.world_size) {
+      open.batches.push_back(bytes_of(all[static_cast<std::size_t>(old)]));
+      BatchLog::from_bytes(open.batches.back());  // throws now, not when the epoch reopens
+    }
   });
   load_part(where, checkpoint_files::kOpenEpochParts, [&] {
     const auto text = read_whole_file(dir + "/" + checkpoint_files::kOpenEpochParts);
     if (!text) throw std::runtime_error(where + ": cannot read " + checkpoint_files::kOpenEpochParts);
-    OpenEpochRank mine = parse_open_epoch_rank(*text, run.rank, where);
-    open.record = std::move(mine.record);
-    open.seconds = mine.seconds;
-    parts.callbacks.restore(mine.callbacks, where);
+    std::vector<OpenEpochRank> ranks = parse_open_epoch_ranks(*text, meta.world_size, where);
+    OpenEpochRank& values = ranks[static_cast<std::size_t>(run.rank % meta.world_size)];
+    open.record = std::move(values.record);
+    for (const auto& r : ranks) open.seconds = std::max(open.seconds, r.seconds);
+    parts.callbacks.restore(values.callbacks, where);
   });
   return open;
 }
@@ -241,11 +251,13 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
               [&] { restore_parallel_state(*parts.parallel, file(checkpoint_files::kParallel), run); });
   } else {
     // Each rank's stream and state belonged to a rank of the old world.
-    seed_generators(run, mixed_seed(mixed_seed(config.seed, static_cast<std::uint64_t>(meta.epoch)),
+    const long next_batch = meta.open_epoch ? meta.open_epoch->next_batch : 0;
+    seed_generators(run, mixed_seed(mixed_seed(mixed_seed(config.seed, static_cast<std::uint64_t>(meta.epoch)),
+                                               static_cast<std::uint64_t>(next_batch)),
                                     static_cast<std::uint64_t>(run.rank)));
     restored.world_size_was = meta.world_size;
     restored.note = "World size " + std::to_string(meta.world_size) + " -> " + std::to_string(run.world_size) +
-                    " (" + where + "): each rank's random streams seeded again from the seed, the epoch and its rank";
+                    " (" + where + "): each rank's random streams seeded again from the seed, the position and its rank";
     if (dynamic_cast<ParallelState*>(parts.parallel.get()) && fs::exists(file(checkpoint_files::kParallel)))
       restored.note += "; the parallel wrapper's per-rank state (e.g. PowerSGD's error feedback) starts afresh";
   }
@@ -255,6 +267,11 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
   restored.epoch = meta.epoch;
   if (meta.open_epoch) {
     restored.open = restore_open_epoch(meta, dir, parts, config, run);  // with this rank's callback states
+    if (restored.open->began)
+      restored.note += "; the rest of epoch " + std::to_string(meta.epoch + 1) + " after train batch " +
+                       std::to_string(meta.open_epoch->next_batch) + " of each of the " +
+                       std::to_string(meta.world_size) + " ranks is re-sharded over " +
+                       std::to_string(run.world_size) + " by global sample index";
   } else {
     parts.callbacks.restore(meta.callbacks, where);
   }
@@ -267,11 +284,6 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
                             const RunInfo& run) {
   const std::string where = "checkpoint " + dir;
   const CheckpointMeta meta = read_checked_checkpoint(dir);
-  if (meta.world_size != run.world_size && meta.open_epoch)
-    throw ConfigError(where + " was written inside epoch " + std::to_string(meta.epoch + 1) + " by " +
-                      std::to_string(meta.world_size) + " ranks; this run has " + std::to_string(run.world_size) +
-                      " (an epoch continues only on the world size that began it: resume with " +
-                      std::to_string(meta.world_size) + " processes, or from an epoch's checkpoint, epoch_*)");
   if (meta.model_only)
     throw ConfigError(where + " holds the model only (the model a run ended with: no optimizer state, history "
                       "or random state), so training cannot continue from it; load a full checkpoint (epoch_*, "

@@ -5,7 +5,9 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "skein/history.hpp"
 #include "skein/io/atomic_file.hpp"
+#include "skein/io/input_file.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/io/store.hpp"
 #include "skein/run.hpp"
@@ -21,8 +23,27 @@ nlohmann::json IntegrityReport::to_json() const {
           {"checked", enforced}};
 }
 
+namespace {
+
+// Where the run's world size changed (elastic resumes), from history.json:
+// [{"epoch": E, "world_size": W}] for each epoch that began on a new size.
+nlohmann::json world_size_changes(const std::string& run_dir) {
+  nlohmann::json changes = nlohmann::json::array();
+  const auto text = read_whole_file(run_files::path(run_dir, run_files::kHistory));
+  const nlohmann::json epochs = nlohmann::json::parse(text.value_or("[]"), nullptr, false);
+  if (!epochs.is_array()) return changes;
+  for (const auto& e : epochs) {
+    auto size = e.is_object() ? e.find(history_key::kWorldSize) : e.end();
+    if (size != e.end()) changes.push_back({{"epoch", e.value(history_key::kEpoch, 0L)}, {"world_size", *size}});
+  }
+  return changes;
+}
+
+}  // namespace
+
 void IntegrityReport::write_run_json(const std::string& run_dir, const nlohmann::json& launch) const {
   nlohmann::json record = to_json();
+  record["world_size_changes"] = world_size_changes(run_dir);
   if (launch.is_object()) record.update(launch);
   write_file_atomic(run_files::path(run_dir, run_files::kRunInfo), record.dump(2) + "\n");
 }

@@ -101,7 +101,16 @@ void Trainer::train_epoch() {
   fetch.first = static_cast<std::size_t>(epoch_batches_);
   if (!split.in_memory())  // a streaming split's batches are checked as they come, on the host
     fetch.check_targets = [this](const torch::Tensor& t) { parts_.loss->check_targets(t, parts_.data_info, "train"); };
-  Prefetcher data(split, train_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_), fetch);
+  std::vector<std::vector<std::int64_t>> batches;
+  if (resharded_) {  // the rest of an epoch another world size began (resume)
+    batches = resumed_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_, *resharded_);
+    resharded_.reset();
+    fetch.first = 0;
+  } else {
+    batches = train_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_);
+  }
+  batches_per_epoch_ = epoch_batches_ + static_cast<long>(batches.size() - fetch.first);
+  Prefetcher data(split, std::move(batches), fetch);
   long index = epoch_batches_;
   while (auto fetched = data.next()) {
     check_interrupt(index, "batch");
@@ -184,7 +193,9 @@ void Trainer::reopen_epoch() {
   history_.new_epoch();
   for (auto it = open.record.begin(); it != open.record.end(); ++it)
     if (it.key() != history_key::kEpoch) history_.record(it.key(), it.value());
-  append_rows(history_.batches(), BatchLog::from_bytes(open.batches));
+  if (std::exchange(resized_, false)) history_.record(history_key::kWorldSize, run_.world_size);
+  for (const auto& rows : open.batches) append_rows(history_.batches(), BatchLog::from_bytes(rows));
+  resharded_ = open.began;
   check_learning_rates();
   parts_.model->train();
 }

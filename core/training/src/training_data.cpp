@@ -138,6 +138,29 @@ std::vector<std::vector<std::int64_t>> train_pass_batches(std::int64_t samples, 
   return batches;
 }
 
+std::vector<std::vector<std::int64_t>> resumed_pass_batches(std::int64_t samples, const RunInfo& run,
+                                                            std::int64_t batch_size, std::uint64_t seed, long epoch,
+                                                            const PassStart& began) {
+  std::vector<std::int64_t> rest;  // the old ranks' untrained rows, in rank order
+  RunInfo old = run;
+  old.world_size = began.world_size;
+  for (old.rank = 0; old.rank < began.world_size; ++old.rank) {
+    const auto batches = train_pass_batches(samples, old, batch_size, seed, epoch);
+    for (std::size_t b = static_cast<std::size_t>(began.batches_done); b < batches.size(); ++b)
+      rest.insert(rest.end(), batches[b].begin(), batches[b].end());
+  }
+  if (rest.empty()) return {};
+  const auto world = static_cast<std::size_t>(run.world_size);
+  const std::size_t per_rank = (rest.size() + world - 1) / world;
+  const std::size_t begin = per_rank * static_cast<std::size_t>(run.rank);
+  std::vector<std::vector<std::int64_t>> mine;
+  for (std::size_t i = 0; i < per_rank; ++i) {
+    if (i % static_cast<std::size_t>(batch_size) == 0) mine.emplace_back();
+    mine.back().push_back(rest[(begin + i) % rest.size()]);  // past the end: padding from the start
+  }
+  return mine;
+}
+
 std::vector<std::vector<std::int64_t>> eval_pass_batches(std::int64_t samples, const RunInfo& run,
                                                          std::int64_t batch_size) {
   const std::int64_t begin = samples * run.rank / run.world_size;

@@ -87,7 +87,9 @@ struct OpenEpochRank {
   std::vector<CheckpointMeta::CallbackState> callbacks;  // this rank's callback states
   double seconds = 0;     // how long the epoch had run
 };
-SKEIN_EXPORT OpenEpochRank parse_open_epoch_rank(const std::string& text, int rank, const std::string& where);
+// Every rank's part, checked: `world_size` entries (the checkpoint's world size).
+SKEIN_EXPORT std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size,
+                                                               const std::string& where);
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors
 // ("checkpoint DIR"). Throws ConfigError, and nothing else, when the text is

@@ -11,16 +11,21 @@
 #include "skein/history.hpp"
 #include "skein/run.hpp"
 #include "skein/training/run_parts.hpp"
+#include "skein/training/training_data.hpp"
 
 namespace skein::core {
 
 // The epoch a checkpoint written inside an epoch left open, as it was then
 // (on_epoch_begin had run: its effects are in the callbacks' states).
+// On another world size, rank r carries on the records of the old ranks
+// r, r + W, r + 2W, ... and the values and callback states of old rank
+// r mod W_old; the rest of the epoch's samples are re-sharded (began).
 struct OpenEpoch {
   long next_batch = 0;
-  nlohmann::json record;  // the epoch's values so far
-  std::string batches;    // BatchLog::to_bytes of this rank's records
-  double seconds = 0;     // time spent in it
+  nlohmann::json record;             // the epoch's values so far
+  std::vector<std::string> batches;  // BatchLog::to_bytes of each old rank's records this rank carries on
+  double seconds = 0;                // time spent in it (the slowest rank's)
+  std::optional<PassStart> began;    // set when another world size began it
 };
 
 struct Restored {
@@ -35,11 +40,11 @@ struct Restored {
 // beyond config.max_epochs) is a ConfigError naming the checkpoint and the
 // file, and leaves `parts` and `history` as they were (all or nothing: a
 // session lives on after a failed load). Not a collective: every rank reads
-// its part. An epoch's-end checkpoint resumes on any world size (elastic):
-// the replicated state is the same on every rank, each rank's random streams
-// are seeded again from the seed, the epoch and its rank, and per-rank
-// wrapper state starts afresh; one written inside an epoch needs the world
-// size that wrote it.
+// its part. A checkpoint resumes on any world size (elastic): the
+// replicated state is the same on every rank, each rank's random streams
+// are seeded again from the seed, the position and its rank, per-rank
+// wrapper state starts afresh, and an open epoch's untrained samples are
+// re-sharded over the new ranks (OpenEpoch).
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run);
 

@@ -51,6 +51,21 @@ SKEIN_EXPORT long train_batches_per_epoch(std::int64_t samples, int world_size, 
 SKEIN_EXPORT std::vector<std::vector<std::int64_t>> train_pass_batches(std::int64_t samples, const RunInfo& run,
                                                                        std::int64_t batch_size, std::uint64_t seed,
                                                                        long epoch);
+// Where an epoch's training pass stood when a checkpoint was written inside
+// it: how many ranks began it and how many batches each had trained.
+struct PassStart {
+  int world_size = 1;
+  long batches_done = 0;
+};
+// What is left of a pass that `began` ranks started, re-sharded over this
+// run's ranks by global sample index (elastic resume inside an epoch): the
+// old ranks' untrained rows in rank order, each taken once, cut into equal
+// contiguous shards (padded from the first ones when the rest does not divide,
+// as the sampler pads a whole epoch) and into batches of `batch_size`.
+SKEIN_EXPORT std::vector<std::vector<std::int64_t>> resumed_pass_batches(std::int64_t samples, const RunInfo& run,
+                                                                         std::int64_t batch_size,
+                                                                         std::uint64_t seed, long epoch,
+                                                                         const PassStart& began);
 // This rank's batches of an evaluation pass: every sample exactly once over
 // all ranks (contiguous shards, no padding).
 SKEIN_EXPORT std::vector<std::vector<std::int64_t>> eval_pass_batches(std::int64_t samples, const RunInfo& run,
