@@ -72,6 +72,75 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_is_restarted_and_the_run_resumes_from_its_c
   test::expect_same_training(straight, restarted);
 }
 
+// Elastic, with the real torchrun: --nnodes 1:2 and the c10d rendezvous on
+// two "hosts" (network namespaces joined by a veth pair, each with its own
+// host name, listed in the /etc/hosts of a private mount namespace). host1
+// dies inside epoch 2 (its agent and worker killed together); host0's agent
+// restarts its worker alone, which resumes from the step checkpoint inside
+// epoch 2 on 1 process and trains the rest of that epoch. host1 comes back
+// while that worker waits at epoch 3 (the probe's hold, which tells the
+// script through a FIFO): host0's agent restarts the group on both hosts,
+// which resumes from epoch 2's checkpoint on 2. One consistent history.
+BOOST_AUTO_TEST_CASE(an_elastic_job_loses_a_host_goes_on_with_the_other_and_takes_it_back) {
+  auto cfg = two_process_config();
+  cfg["history"] = {{"plugin", "tcpstore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string config = write_config(cfg);
+  const std::string run = dir("elastic"), fifo = dir("held"), hosts = dir("hosts");
+  test::write_text(hosts, "127.0.0.1 localhost\n10.213.9.1 host0\n10.213.9.2 host1\n");
+  // 6 batches a rank an epoch on 2, a step checkpoint every 2 steps: step 8
+  // is epoch 2's 2nd batch; host1 dies as its 4th begins.
+  const std::string probe = " --plugin probe_callback:signal_at=2,signal_batch=3,signal=9,signal_group=true,"
+                            "signal_host=host1,only_attempt=0,hold_at=3,hold_world=1,hold_notify=" + fifo;
+  const std::string agent =
+      "agent() { ip netns exec host$1 unshare -u sh -c \"hostname host$1 && exec setsid -w env "
+      "SKEIN_TIMEOUT_S=60 " SKEIN_TEST_PYTHON " -m torch.distributed.run --nnodes 1:2 --nproc_per_node 1 "
+      "--rdzv_backend c10d --rdzv_endpoint host0:" + std::to_string(test::free_port()) +
+      " --rdzv_id skein-elastic --rdzv_conf last_call_timeout=10 --max_restarts 2 --monitor_interval 1 "
+      "-r 2 -t 2 --no_python " + kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run + probe +
+      "\" > " + dir("") + "/agent$2.log 2>&1; }\n";
+  const std::string script = dir("elastic.sh");
+  test::write_text(script,
+                   "mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || exit 3\n"
+                   "mount --bind " + hosts + " /etc/hosts || exit 3\n"
+                   "ip netns add host0 && ip netns add host1 || exit 3\n"
+                   "ip link add veth0 type veth peer name veth1 || exit 3\n"
+                   "ip link set veth0 netns host0 && ip link set veth1 netns host1 || exit 3\n"
+                   "ip -n host0 addr add 10.213.9.1/24 dev veth0 || exit 3\n"
+                   "ip -n host1 addr add 10.213.9.2/24 dev veth1 || exit 3\n"
+                   "for n in host0 host1; do ip -n $n link set lo up || exit 3; done\n"
+                   "ip -n host0 link set veth0 up && ip -n host1 link set veth1 up || exit 3\n"
+                   "mkfifo " + fifo + " || exit 3\n" + agent +
+                   "agent 0 0 & first=$!\n"
+                   "agent 1 1a & lost=$!\n"
+                   "wait $lost\n"
+                   "timeout 240 head -n 1 " + fifo + " || exit 4\n"  // host0 alone waits at epoch 3
+                   "agent 1 1b & back=$!\n"
+                   "wait $first; a=$?; wait $back; b=$?; exit $((a + b))\n");
+  auto r = test::run("unshare -nm --propagation private sh " + script, 420);
+  if (r.exit_code == 3) {
+    BOOST_WARN_MESSAGE(false, "elastic two-host test skipped: this machine does not allow network "
+                              "namespaces with veth pairs (" << r.err << ")");
+    return;
+  }
+  const std::string logs = test::read_text(dir("agent0.log")) + "\n---\n" + test::read_text(dir("agent1a.log")) +
+                           "\n---\n" + test::read_text(dir("agent1b.log"));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err + logs);
+  const std::string log = test::read_text(run + "/train.log");
+  BOOST_TEST(contains(log, "World size 2 -> 1"), log);
+  BOOST_TEST(contains(log, "the rest of epoch 2 after train batch 2 of each of the 2 ranks is re-sharded over 1"), log);
+  BOOST_TEST(contains(log, "World size 1 -> 2"), log);
+  const auto history = load_json(run + "/history.json");
+  BOOST_REQUIRE(history.size() == 4u);
+  BOOST_TEST(history[1].value("world_size", 0) == 1);
+  BOOST_TEST(history[2].value("world_size", 0) == 2);
+  const auto record = load_json(run + "/run.json");
+  BOOST_TEST(record["consistent"].get<bool>());
+  BOOST_TEST(record["world_size"].get<int>() == 2);
+  BOOST_TEST(record["world_size_changes"] ==
+             nlohmann::json::parse(R"([{"epoch": 2, "world_size": 1}, {"epoch": 3, "world_size": 2}])"));
+}
+
 // A failing worker writes torchrun's error file, so torchrun's end-of-run
 // summary names skein's one-line error instead of "<N/A>".
 BOOST_AUTO_TEST_CASE(a_config_error_reaches_torchruns_summary_through_its_error_file) {

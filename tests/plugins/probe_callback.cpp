@@ -7,7 +7,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -43,7 +46,12 @@ class ProbeCallback final : public skein::Callback {
         fail_mid_(args.options.get_int("fail_mid")),
         record_inputs_(args.options.get_bool("record_inputs")),
         record_rows_(args.options.get_bool("record_rows")),
-        fail_first_(args.options.get_int("fail_first")) {}
+        fail_first_(args.options.get_int("fail_first")),
+        signal_host_(args.options.get_string("signal_host")),
+        signal_group_(args.options.get_bool("signal_group")),
+        hold_at_(args.options.get_int("hold_at")),
+        hold_world_(args.options.get_int("hold_world")),
+        hold_notify_(args.options.get_string("hold_notify")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -52,6 +60,10 @@ class ProbeCallback final : public skein::Callback {
         this_attempt())
       throw std::runtime_error("probe failure on rank " + std::to_string(ctx.run().rank));
     if (throw_int_at_ > 0 && ctx.epoch() == throw_int_at_) throw 42;  // not a std::exception
+    if (hold_at_ > 0 && ctx.epoch() == hold_at_ && ctx.run().world_size == hold_world_) {
+      if (!hold_notify_.empty()) std::ofstream(hold_notify_) << "held at epoch " << ctx.epoch() << std::endl;
+      hold();
+    }
   }
   void on_batch_begin(skein::TrainContext& ctx, const skein::Batch& b) override {
     events_ += b.training ? "b" : "v";
@@ -72,8 +84,8 @@ class ProbeCallback final : public skein::Callback {
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: as training batch `signal_batch` begins.
     if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == signal_batch_ &&
-        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt())
-      kill(signal_launcher_ ? getppid() : getpid(), signal_);
+        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt() && on_signal_host())
+      kill(signal_group_ ? 0 : signal_launcher_ ? getppid() : getpid(), signal_);
   }
   void on_grad_computed(skein::TrainContext& ctx, const skein::Batch& b) override {
     if (b.training && b.loss.defined()) events_ += "g";
@@ -130,6 +142,24 @@ class ProbeCallback final : public skein::Callback {
                                   "probe_callback:");
   }
 
+  // Waits until a signal arrives (a launcher stopping the worker), at most
+  // two minutes: then fails, naming the wait.
+  static void hold() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (std::chrono::steady_clock::now() < until) {
+      timespec step{1, 0};
+      if (nanosleep(&step, nullptr) != 0 && errno == EINTR) return;
+    }
+    throw std::runtime_error("probe: held for 2 minutes and no signal came");
+  }
+
+  bool on_signal_host() const {
+    if (signal_host_.empty()) return true;
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    return signal_host_ == name;
+  }
+
   // Faults fire in every attempt, or only in attempt `only_attempt_` of a
   // run restarted by the launcher (torchrun's TORCHELASTIC_RESTART_COUNT).
   bool this_attempt() const {
@@ -166,6 +196,10 @@ class ProbeCallback final : public skein::Callback {
   bool record_inputs_;
   bool record_rows_;
   long fail_first_;
+  std::string signal_host_;
+  bool signal_group_;
+  long hold_at_, hold_world_;
+  std::string hold_notify_;
   std::string events_;
 };
 
@@ -192,5 +226,12 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("signal", integer, "9", "The signal number (9: SIGKILL, 19: SIGSTOP)"),
              SKEIN_OPTION("signal_rank", integer, "-1", "Only on this rank (-1: all)"),
              SKEIN_OPTION("signal_launcher", boolean, "false", "Signal the parent process, not itself"),
+             SKEIN_OPTION("signal_group", boolean, "false",
+                          "Signal the whole process group (a host's launcher agent and workers)"),
+             SKEIN_OPTION("signal_host", string, "\"\"", "Only on the host of this name (\"\": any)"),
+             SKEIN_OPTION("hold_at", integer, "0",
+                          "Wait for a signal (2 minutes at most) as this epoch begins (0: never)"),
+             SKEIN_OPTION("hold_world", integer, "1", "... on a run of this world size"),
+             SKEIN_OPTION("hold_notify", string, "\"\"", "... after writing a line to this file (a FIFO, say)"),
              SKEIN_OPTION("dump_listeners", boolean, "false",
                           "Write the listening TCP sockets of the network namespace at epoch 1"))

@@ -116,10 +116,28 @@ namespace {
 // Without a checkpoint the attempt starts as the first did (an existing run
 // directory then needs --overwrite, as always: a restart never replaces
 // outputs it cannot tell apart from another run's).
+//
+// torchrun's elastic agents (--nnodes MIN:MAX) count their restarts each on
+// its own: a node that joins a running job again starts at 0 beside agents
+// that restarted. The run is restarted when any rank's agent restarted: rank
+// 0 gathers the counts (the first that is not "0" is the attempt).
+std::string agreed_attempt(const RunInfo& run, const LauncherEnv& launcher, const RunStore& store) {
+  if (launcher.launcher != Launcher::torchrun || !store || run.world_size == 1) return launcher.attempt;
+  if (!run.is_main()) {
+    store_set(*store.store, store_key::agent_attempt(run.rank), launcher.attempt);
+    return store_get(*store.store, store_key::agent_attempt_agreed());
+  }
+  std::string attempt = launcher.attempt;
+  for (int r = 1; r < run.world_size && attempt == "0"; ++r) attempt = store_get(*store.store, store_key::agent_attempt(r));
+  store_set(*store.store, store_key::agent_attempt_agreed(), attempt);
+  return attempt;
+}
+
 void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
                                   const RunStore& store, std::ostream& log) {
-  const std::string& attempt = launcher.attempt;
-  if (attempt == "0" || launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
+  if (launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
+  const std::string attempt = agreed_attempt(run, launcher, store);
+  if (attempt == "0") return;
   if (request.run_dir.empty()) {
     warn("restart " + attempt +
          " by an external agent without --run-dir: a new run directory, training starts over");

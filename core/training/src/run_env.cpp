@@ -110,11 +110,15 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
                              where + ": " + first_line(e.what()));
   }
   if (rs.store) rs.store->setTimeout(timeout);
-  if (run.run_id.empty()) {
+  // torchrun's elastic agents count restarts each on its own (a node that
+  // joins later starts at 0), so the ids they give may differ: rank 0's is
+  // the run's. Its workers' own store is new in every rendezvous round.
+  const bool agents_may_differ = launcher.launcher == Launcher::torchrun && !launcher.agent_store;
+  if (run.run_id.empty() || (agents_may_differ && rs.store && run.world_size > 1)) {
     if (!rs.store || run.world_size == 1) {
       run.run_id = random_run_id();
     } else if (run.rank == 0) {
-      run.run_id = random_run_id();
+      if (run.run_id.empty()) run.run_id = random_run_id();
       store_set(*rs.store, store_key::run_id(), run.run_id);
     } else {
       run.run_id = store_get(*rs.store, store_key::run_id());

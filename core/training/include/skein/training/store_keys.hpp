@@ -11,6 +11,9 @@ inline std::string run_id() { return "skein/run_id"; }    // agreed when the env
 inline std::string run_dir() { return "skein/run_dir"; }  // chosen by rank 0 when not given
 // Rank 0's "resume" or "start" for an attempt an external agent (torchrun) restarted.
 inline std::string agent_restart_decision() { return "skein/agent_restart"; }
+// Rank r's TORCHELASTIC_RESTART_COUNT, and the attempt rank 0 takes from them.
+inline std::string agent_attempt(int rank) { return "skein/agent_attempt/" + std::to_string(rank); }
+inline std::string agent_attempt_agreed() { return "skein/agent_attempt"; }
 // Rank r's history digest, compared at the end of the run.
 inline std::string digest(const std::string& run, int rank) {
   return "skein/digest/" + run + "/" + std::to_string(rank);
