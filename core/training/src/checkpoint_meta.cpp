@@ -253,8 +253,7 @@ CheckpointMeta read_checked_checkpoint(const std::string& dir) {
   // A file whose bytes changed since they were written (bit rot, a partial
   // copy) is refused before torch reads it: torch would not always notice.
   for (const auto& [file, checksum] : meta.files) {
-    const auto bytes = read_whole_file(dir + "/" + file);
-    if (!bytes || crc64_hex(*bytes) != checksum)
+    if (crc64_hex_of_file(dir + "/" + file) != checksum)
       throw ConfigError(where + "/" + file + " is damaged: its checksum differs from the one in trainer.json");
   }
   return meta;

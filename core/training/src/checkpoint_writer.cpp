@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -60,11 +61,10 @@ namespace {
 
 // torch::save writes some names (a submodule called like a TorchScript
 // keyword, say) that torch::load then cannot parse: found now, not at resume.
-void check_readable(const std::string& bytes, const char* file, const std::string& checkpoint) {
-  std::istringstream in(bytes);
+void check_readable(const std::string& path, const char* file, const std::string& checkpoint) {
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(in);
+    archive.load_from(path);
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint '" + checkpoint + "': " + file +
                              " was written but cannot be read back, so it would not resume (a parameter, "
@@ -243,10 +243,25 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     checksums[file] = crc64_hex(bytes);
     checkpoint_step();
   };
-  const std::string model_bytes = serialized([&](std::ostream& out) { torch::save(parts_.model, out); });
-  check_readable(model_bytes, checkpoint_files::kModel, name);
-  put(checkpoint_files::kModel, model_bytes);
-  put(checkpoint_files::kStateDict, state_dict_bytes(*parts_.model));
+  // The model's files go straight to disk: a model of hundreds of MB is
+  // never held a second time in memory (rank 0's peak).
+  auto put_streamed = [&](const char* file, const std::function<void(std::ostream&)>& save) {
+    const std::string path = (tmp / file).string();
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      save(out);
+      out.flush();
+      if (!out) throw std::runtime_error("cannot write " + path);
+    }
+    fsync_path(path, O_RDONLY);
+    const auto checksum = crc64_hex_of_file(path);
+    if (!checksum) throw std::runtime_error("cannot read back " + path);
+    checksums[file] = *checksum;
+    checkpoint_step();
+  };
+  put_streamed(checkpoint_files::kModel, [&](std::ostream& out) { torch::save(parts_.model, out); });
+  check_readable((tmp / checkpoint_files::kModel).string(), checkpoint_files::kModel, name);
+  put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
     put(checkpoint_files::kOptimizer, optimizer_file);

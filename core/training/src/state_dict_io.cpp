@@ -37,7 +37,7 @@ StateDict read_state_dict(const std::string& path) {
   return dict;
 }
 
-std::string state_dict_bytes(torch::nn::Module& model) {
+void write_state_dict(torch::nn::Module& model, std::ostream& out) {
   c10::Dict<std::string, torch::Tensor> dict;
   // CPU copies: the file loads in a Python without CUDA (or with another device).
   for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach().cpu());
@@ -53,14 +53,18 @@ std::string state_dict_bytes(torch::nn::Module& model) {
   pickler.protocol();
   pickler.pushIValue(c10::IValue(dict));
   pickler.stop();
-  std::string archive;
-  caffe2::serialize::PyTorchStreamWriter writer([&archive](const void* data, std::size_t size) {
-    archive.append(static_cast<const char*>(data), size);
-    return size;
+  caffe2::serialize::PyTorchStreamWriter writer([&out](const void* data, std::size_t size) {
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    return out ? size : 0;
   });
   torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(), writer);
   writer.writeEndOfFile();
-  return archive;
+}
+
+std::string state_dict_bytes(torch::nn::Module& model) {
+  std::ostringstream out;
+  write_state_dict(model, out);
+  return out.str();
 }
 
 void load_state_dict(torch::nn::Module& model, const StateDict& dict, const std::string& where) {

@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 
 #include "skein/detail/export.hpp"
@@ -12,5 +13,7 @@ SKEIN_EXPORT std::string history_digest(const History& history);
 
 // The same CRC-64 of any bytes, as 16 hex digits (checkpoint file checksums).
 SKEIN_EXPORT std::string crc64_hex(const std::string& bytes);
+// ... of a file's bytes, read a piece at a time (nullopt: unreadable).
+SKEIN_EXPORT std::optional<std::string> crc64_hex_of_file(const std::string& path);
 
 }  // namespace skein::core

@@ -1,6 +1,7 @@
 #pragma once
 // State dicts: {name: tensor} files shared with Python, and loading one into a
 // model with every name and shape checked.
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,9 @@ using StateDict = std::vector<std::pair<std::string, torch::Tensor>>;
 // plain dict, or skein's model_state_dict.pt. Throws ConfigError naming the file.
 SKEIN_EXPORT StateDict read_state_dict(const std::string& path);
 
-// The model's parameters and buffers by name, as bytes Python's torch.load reads.
+// The model's parameters and buffers by name, as bytes Python's torch.load
+// reads: written to `out` as they are made (a checkpoint's file), or whole.
+SKEIN_EXPORT void write_state_dict(torch::nn::Module& model, std::ostream& out);
 SKEIN_EXPORT std::string state_dict_bytes(torch::nn::Module& model);
 
 // Copies `dict` into the model's parameters and buffers. Names and shapes
