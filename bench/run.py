@@ -14,9 +14,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN_SAMPLES = 54000  # Fashion-MNIST train (60000) less valid_split 0.1
 
 
-def sh(cmd, env=None, netns=False):
+def shaped(rate):
+    """tc's token bucket on loopback at `rate` ("1gbit", "10gbit"): every byte
+    the ranks exchange crosses it (both directions share it, as on a
+    half-duplex link). The bucket holds 4 ms of traffic, at least 512 KiB
+    (loopback's packets are up to 64 KiB)."""
+    units = {"gbit": 1e9, "mbit": 1e6}
+    bits = next(float(rate[:-len(u)]) * f for u, f in units.items() if rate.endswith(u))
+    burst = max(512 * 1024, int(bits / 8 * 0.004))
+    return f"tc qdisc add dev lo root tbf rate {rate} burst {burst} latency 100ms"
+
+
+def sh(cmd, env=None, netns=False, link=None):
+    """`link`: a rate for shaped() (needs netns)."""
     if netns:  # ports opened by the command are reachable from nowhere else
-        cmd = ["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""] + cmd
+        setup = "ip link set lo up" + (" && " + shaped(link) if link else "")
+        cmd = ["unshare", "-rn", "sh", "-c", setup + " && exec \"$0\" \"$@\""] + cmd
     full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
     r = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
     if r.returncode != 0:

@@ -6,6 +6,7 @@
   ~/.cache/skein/torch-2.15.0/bin/python3 bench/vs_pytorch.py --build build-pypi ...
       [--limit 10000] [--only speed|allocators|ddp] [--out FILE]
       [--device cpu|cuda|cuda:N] [--rows NAME,...] [--data DIR] [--no-netns]
+      [--only ddp --links 1gbit,10gbit --ddp-limit 20000]
 
 Section 8 (speed): each family trained by `skein train` (default settings,
 and with SKEIN_MALLOC=system: glibc's malloc untuned) and by
@@ -17,7 +18,10 @@ median of epochs 2+ over the rounds; peak RSS the largest seen.
 Section 9 (ddp): Skein `ddp` on 2 processes with compression none, fp16 and
 powersgd against PyTorch DDP (gloo) with no hook, fp16_compress_hook and
 powerSGD_hook at the same rank and warm-up, on the example MLP and the wide
-MLP: samples/s of epochs 2+ and test accuracy.
+MLP: samples/s of epochs 2+ and test accuracy. With --links (section 13),
+the wide MLP's rows on loopback shaped by tc's token bucket to each rate
+(bench/run.py's shaped(): the private network namespace's lo), both sides
+alike.
 
 With --device, both sides train on that device: Skein with `--set
 device=...`, PyTorch with the model on it and each batch copied there from
@@ -199,37 +203,53 @@ def allocators(b, tmp, rounds, rows):
     return "\n".join(out)
 
 
-def ddp(b, tmp, rounds, epochs, rank, warmup):
+def ddp(b, tmp, rounds, epochs, rank, warmup, links=(None,), limit=0, models=None):
+    """Section 9, and with `links` section 13: each row on loopback shaped by
+    tc to that rate (None: unshaped); `limit`: the first N training images."""
     mlp = os.path.join(ROOT, "examples/fashion_mnist_ddp.json")
-    models = {"example MLP": "[256,128]", "wide MLP": "[1024,1024]"}
+    models = models or {"example MLP": "[256,128]", "wide MLP": "[1024,1024]"}
     comps = ["none", "fp16", "powersgd"]
-    rate = {(m, c, s): [] for m in models for c in comps for s in ("skein", "pytorch")}
+    train = int(0.9 * limit) if limit else 54000  # valid_split 0.1
+    rate = {(l, m, c, s): [] for l in links for m in models for c in comps for s in ("skein", "pytorch")}
     acc = {k: [] for k in rate}
-    for _ in range(rounds):
-        for m, hidden in models.items():
-            for c in comps:
-                h, res = skein_run(b, ["--config", mlp, "--nproc-per-node", "2", "--set", f"max_epochs={epochs}",
-                                       "--set", f"model.hidden={hidden}", "--set", "callbacks=[]",
-                                       "--set", f"parallel.compression={c}", "--set", f"parallel.powersgd_rank={rank}",
-                                       "--set", f"parallel.powersgd_warmup_steps={warmup}"], tmp)
-                rate[(m, c, "skein")] += [54000 / e["dur"] for e in h[1:]]
-                acc[(m, c, "skein")].append(100 * res["test_accuracy"])
-                out = sh(["unshare", "-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\"", PY,
-                          os.path.join(ROOT, "bench/pytorch_ddp.py"), "--hidden", hidden, "--epochs", str(epochs),
-                          "--hook", c, "--rank", str(rank), "--warmup", str(warmup)])
-                lines = [json.loads(l) for l in out.splitlines()]
-                rate[(m, c, "pytorch")] += [54000 / e["dur"] for e in lines[1:-1]]
-                acc[(m, c, "pytorch")].append(100 * lines[-1]["test_accuracy"])
+    for _ in range(rounds):  # interleaved
+        for link in links:
+            for m, hidden in models.items():
+                for c in comps:
+                    args = ["--config", mlp, "--nproc-per-node", "2", "--set", f"max_epochs={epochs}",
+                            "--set", f"model.hidden={hidden}", "--set", "callbacks=[]",
+                            "--set", f"parallel.compression={c}", "--set", f"parallel.powersgd_rank={rank}",
+                            "--set", f"parallel.powersgd_warmup_steps={warmup}"]
+                    if limit:
+                        args += ["--set", f"data.limit={limit}"]
+                    run = os.path.join(tmp, "run" + str(time.monotonic_ns()))
+                    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, netns=True, link=link)
+                    with open(os.path.join(run, "history.json")) as f:
+                        h = json.load(f)
+                    with open(os.path.join(run, "results.json")) as f:
+                        res = json.load(f)
+                    rate[(link, m, c, "skein")] += [train / e["dur"] for e in h[1:]]
+                    acc[(link, m, c, "skein")].append(100 * res["test_accuracy"])
+                    out = sh([PY, os.path.join(ROOT, "bench/pytorch_ddp.py"), "--hidden", hidden,
+                              "--epochs", str(epochs), "--hook", c, "--rank", str(rank), "--warmup", str(warmup),
+                              "--limit", str(limit)], netns=True, link=link)
+                    lines = [json.loads(l) for l in out.splitlines()]
+                    rate[(link, m, c, "pytorch")] += [train / e["dur"] for e in lines[1:-1]]
+                    acc[(link, m, c, "pytorch")].append(100 * lines[-1]["test_accuracy"])
     hook = {"none": "no hook", "fp16": "fp16_compress_hook", "powersgd": "powerSGD_hook"}
-    out = ["| model | compression | Skein samples/s | vs Skein none | Skein test acc % | PyTorch DDP | "
-           "PyTorch samples/s | PyTorch test acc % |", "|---|---|---|---|---|---|---|---|"]
-    for m in models:
-        base = statistics.median(rate[(m, "none", "skein")])
-        for c in comps:
-            s = statistics.median(rate[(m, c, "skein")])
-            p = statistics.median(rate[(m, c, "pytorch")])
-            out.append(f"| {m} | {c} | {s:.0f} | {s / base:.2f} | {statistics.median(acc[(m, c, 'skein')]):.2f} | "
-                       f"{hook[c]} | {p:.0f} | {statistics.median(acc[(m, c, 'pytorch')]):.2f} |")
+    out = ["| link | model | compression | Skein samples/s | vs Skein none | Skein test acc % | PyTorch DDP | "
+           "PyTorch samples/s | vs PyTorch no hook | PyTorch test acc % | Skein vs PyTorch |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for link in links:
+        for m in models:
+            base = statistics.median(rate[(link, m, "none", "skein")])
+            pbase = statistics.median(rate[(link, m, "none", "pytorch")])
+            for c in comps:
+                s = statistics.median(rate[(link, m, c, "skein")])
+                p = statistics.median(rate[(link, m, c, "pytorch")])
+                out.append(f"| {link or 'loopback'} | {m} | {c} | {s:.0f} | {s / base:.2f} | "
+                           f"{statistics.median(acc[(link, m, c, 'skein')]):.2f} | {hook[c]} | {p:.0f} | "
+                           f"{p / pbase:.2f} | {statistics.median(acc[(link, m, c, 'pytorch')]):.2f} | {s / p:.2f}x |")
     return "\n".join(out)
 
 
@@ -243,6 +263,9 @@ def main():
     ap.add_argument("--rank", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--only", choices=["speed", "allocators", "ddp"])
+    ap.add_argument("--links", help="ddp on loopback shaped by tc to these comma-separated rates "
+                                    "(e.g. 1gbit,10gbit; section 13), the wide MLP only")
+    ap.add_argument("--ddp-limit", type=int, default=0, help="ddp: the first N training images (0: all)")
     ap.add_argument("--out")
     ap.add_argument("--device", help="cpu, cuda or cuda:N: both sides train there (default: Skein's default, PyTorch on the CPU)")
     ap.add_argument("--rows", help="comma-separated words: only the families whose names contain one")
@@ -264,7 +287,9 @@ def main():
             text += ["", table]
             print(table, flush=True)
         if a.only in (None, "ddp"):
-            table = ddp(a.build, tmp, a.rounds, a.ddp_epochs, a.rank, a.warmup)
+            links = a.links.split(",") if a.links else [None]
+            models = {"wide MLP": "[1024,1024]"} if a.links else None
+            table = ddp(a.build, tmp, a.rounds, a.ddp_epochs, a.rank, a.warmup, links, a.ddp_limit, models)
             text += ["", table]
             print(table, flush=True)
     if a.out:

@@ -6,7 +6,8 @@
 #   scripts/setup.sh --example  what scripts/example.sh needs: building and training
 #                               (no Python torch, no clang)
 #   scripts/setup.sh --bench    everything, plus what bench/vs_pytorch.py compares
-#                               against (torchvision, jemalloc, tcmalloc)
+#                               against (torchvision, jemalloc, tcmalloc) and
+#                               bench/scaling_model.py plots with (matplotlib)
 #
 # The fuzzers and the sanitizer build (scripts/fuzz.sh, scripts/sanitize.sh)
 # use Debian's libtorch whatever SKEIN_TORCH says, so the full set always has it.
@@ -39,7 +40,7 @@ fi
 case "${1:-}" in
   "") packages+=("${test_packages[@]}") ;;
   --example) ;;
-  --bench) packages+=("${test_packages[@]}" python3-torchvision libjemalloc2 libtcmalloc-minimal4) ;;
+  --bench) packages+=("${test_packages[@]}" python3-torchvision python3-matplotlib libjemalloc2 libtcmalloc-minimal4) ;;
   *) echo "usage: scripts/setup.sh [--example | --bench]" >&2; exit 2 ;;
 esac
 missing=()
