@@ -129,6 +129,55 @@ BOOST_AUTO_TEST_CASE(a_session_resumes_a_skein_train_run) {
   BOOST_TEST(s.epoch() == 3);
 }
 
+// A session resumes from its own save_checkpoint too, not only from the
+// checkpoint callback's epoch_*: the newest complete one of either kind.
+BOOST_AUTO_TEST_CASE(a_session_resumes_from_the_newest_checkpoint_of_either_kind) {
+  namespace fs = boost::filesystem;
+  auto cfg = fed_config();
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every", 2}, {"keep_last", 5}}};  // epoch_0002, epoch_0004
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("both");
+  {
+    skein::Session s(cfg, options);
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("early");  // epoch 1
+    s.train_step(x, y), s.end_epoch();
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("late");  // epoch 3
+    s.finish();
+  }
+  BOOST_TEST_REQUIRE(fs::is_directory(dir("both") + "/checkpoints/epoch_0002"));
+  skein::SessionOptions resume;
+  resume.echo_log = false;
+  resume.resume = dir("both");
+  {
+    skein::Session s(nullptr, resume);  // the session's "late" beats the callback's epoch_0002
+    BOOST_TEST(s.epoch() == 3);
+    s.train_step(x, y);
+    BOOST_TEST(!s.end_epoch());
+    BOOST_TEST(s.epoch() == 4);
+  }
+  fs::remove_all(dir("both") + "/checkpoints/late");
+  fs::remove_all(dir("both") + "/checkpoints/epoch_0004");
+  {
+    skein::Session s(nlohmann::json::object(), resume);  // "{}" as well as null
+    BOOST_TEST(s.epoch() == 2);  // epoch_0002 beats the session's older "early"
+  }
+  // Only a session's checkpoints, no callback: resumable too.
+  auto plain = fed_config();
+  options.run_dir = dir("own");
+  {
+    skein::Session s(plain, options);
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("mine");
+  }
+  resume.resume = dir("own");
+  skein::Session s(nullptr, resume);
+  BOOST_TEST(s.epoch() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_session_without_data_trains_predicts_and_stops_on_request) {
   auto cfg = fed_config();
   cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"monitor", "valid_loss"}, {"patience", 1},

@@ -42,9 +42,12 @@ struct SessionOptions {
   // Replace a finished run already in run_dir (its outputs are set aside
   // until this session completes an epoch, as with skein train --overwrite).
   bool overwrite = false;
-  // Continue the run in this directory from its newest checkpoint (written by
-  // a session or by skein train); the config then comes from its config.json
-  // and the constructor's config may be null.
+  // Continue the run in this directory (run_dir is then ignored) from its
+  // newest complete checkpoint, as skein train --resume: the one furthest
+  // into training among the checkpoint callback's epoch_* and those
+  // save_checkpoint wrote by name into RUN/checkpoints/ (never final or
+  // best; on a tie the callback's). The config comes from the run's
+  // config.json: pass a null config (or an empty object).
   std::string resume;
   // Plugin directories scanned after the default ones (lib/skein/plugins
   // next to libskein_core, and SKEIN_PLUGIN_PATH).

@@ -115,8 +115,10 @@ typedef struct skein_session skein_session;
  * without "data" it needs "data_info": {"input_shape": [...], "num_classes":
  * N}). `options_json` may be NULL or an object with any of: "run_dir"
  * (string; default: a new directory under runs/), "overwrite" (bool),
- * "resume" (a run directory: continue from its newest checkpoint; config_json
- * is then "null" or "{}"), "plugin_dirs" (list of strings),
+ * "resume" (a run directory: continue from its newest complete checkpoint,
+ * as skein train --resume, among the checkpoint callback's epoch_* and those
+ * skein_save_checkpoint wrote by name into its checkpoints/; config_json is
+ * then "null" or "{}", the config is the run's), "plugin_dirs" (list of strings),
  * "batches_per_epoch" (integer: train steps per epoch when known),
  * "echo_log" (bool, default true: the run's log on stdout too),
  * "allow_outside_run_dir" (bool, default false: skein_save_checkpoint may
