@@ -178,6 +178,48 @@ BOOST_AUTO_TEST_CASE(a_session_resumes_from_the_newest_checkpoint_of_either_kind
   BOOST_TEST(s.epoch() == 1);
 }
 
+// end_epoch without a step since the last one (twice by mistake) is refused:
+// an empty epoch would shift every later epoch's number and the resume point.
+BOOST_AUTO_TEST_CASE(end_epoch_without_a_step_is_refused) {
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("empty-epoch");
+  skein::Session s(fed_config(), options);
+  auto refused = [&](const std::string& what) {
+    std::string message;
+    try {
+      s.end_epoch();
+      message = "accepted";
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("not std::logic_error: ") + e.what();
+    }
+    BOOST_TEST(contains(message, "no step was taken in epoch"), what << ": " << message);
+  };
+  refused("before any step");
+  BOOST_TEST(s.epoch() == 0);
+  s.eval_step(torch::randn({4, 3}), torch::randn({4, 2}));  // an eval step opens an epoch too
+  BOOST_TEST(!s.end_epoch());
+  refused("a second end_epoch");
+  BOOST_TEST(s.epoch() == 1);
+  BOOST_TEST(s.history().size() == 1u);
+  s.save_checkpoint("one");
+  BOOST_TEST(load_json(dir("empty-epoch") + "/checkpoints/one/trainer.json")["epoch"] == 1);
+
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(fed_config().dump().c_str(), options_for(dir("empty-c")).c_str(), &c) ==
+                         SKEIN_OK,
+                     skein_last_error(nullptr));
+  int stop = 7;
+  BOOST_TEST(skein_end_epoch(c, &stop) == SKEIN_ERROR_STATE);
+  BOOST_TEST(contains(skein_last_error(c), "no step was taken in epoch 1"), skein_last_error(c));
+  int64_t epoch = -1;
+  BOOST_TEST(skein_epoch(c, &epoch) == SKEIN_OK);
+  BOOST_TEST(epoch == 0);
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
+}
+
 BOOST_AUTO_TEST_CASE(a_session_without_data_trains_predicts_and_stops_on_request) {
   auto cfg = fed_config();
   cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"monitor", "valid_loss"}, {"patience", 1},

@@ -242,6 +242,11 @@ torch::Tensor Session::predict(const torch::Tensor& inputs) {
 bool Session::end_epoch() {
   Impl& s = *impl_;
   s.check_usable("end_epoch");
+  // An empty epoch would shift every later epoch's number (and the resume
+  // point): a second end_epoch by mistake is refused, not recorded.
+  if (!s.steps->epoch_open())
+    throw std::logic_error("end_epoch: no step was taken in epoch " + std::to_string(s.trainer->epoch() + 1) +
+                           " (no train_step or eval_step since the last end_epoch); an epoch needs at least one");
   // Micro-batches after the epoch's last complete accumulation group never
   // reached the optimizer (the next step's group starts afresh).
   const long left = s.steps->unapplied_steps(s.config.accumulate_steps);

@@ -100,6 +100,9 @@ class SKEIN_EXPORT Session {
   // Closes the epoch: history sync across ranks, epoch summary, on_epoch_end
   // callbacks, history.json, requested checkpoints. Returns whether a callback
   // (early stopping, say) asked to stop; every rank gets the same answer.
+  // An epoch without a step (no train_step or eval_step since the last
+  // end_epoch) is refused (std::logic_error, "no step was taken in epoch
+  // N"): an empty epoch would shift every later epoch's number.
   bool end_epoch();
   // A checkpoint in skein train's format (skein train --resume and skein
   // export read it) at `dir`; between epochs only. A collective. A relative

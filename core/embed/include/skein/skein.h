@@ -147,7 +147,10 @@ SKEIN_C_EXPORT skein_status skein_eval_step(skein_session* session, const skein_
 SKEIN_C_EXPORT skein_status skein_predict(skein_session* session, const skein_tensor* inputs,
                                           skein_tensor* outputs);
 /* Closes the epoch (history sync, summary, callbacks, checkpoints);
- * *stop (may be NULL) is 1 when a callback asked to stop, the same on every rank. */
+ * *stop (may be NULL) is 1 when a callback asked to stop, the same on every rank.
+ * SKEIN_ERROR_STATE ("no step was taken in epoch N") when no train or eval
+ * step came since the last skein_end_epoch: an empty epoch would shift every
+ * later epoch's number. */
 SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
 /* A checkpoint in skein train's format at directory `dir` (between epochs).
  * A relative `dir` is a name in the run's checkpoints/ ("mine":
