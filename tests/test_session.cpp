@@ -178,6 +178,41 @@ BOOST_AUTO_TEST_CASE(a_session_resumes_from_the_newest_checkpoint_of_either_kind
   BOOST_TEST(s.epoch() == 1);
 }
 
+// A classification loss (cross_entropy, the default) given a regression's
+// targets: one line naming the loss in force and the fix.
+BOOST_AUTO_TEST_CASE(regression_targets_under_the_default_loss_name_it_and_suggest_mse) {
+  auto cfg = fed_config();
+  cfg.erase("loss");
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("no-loss");
+  skein::Session s(cfg, options);
+  const auto x = torch::randn({4, 3});
+  for (const auto& y : {torch::randn({4, 2}), torch::randn({4, 2}).to(torch::kDouble),
+                        torch::full({4, 2}, 0.25), torch::ones({4, 2}, torch::kLong)}) {
+    const std::string message = test::message_of([&] { s.train_step(x, y); });
+    BOOST_TEST(contains(message, "the loss in force is 'cross_entropy' (the default when the config names no \"loss\")"),
+               message);
+    BOOST_TEST(contains(message, "for a regression set \"loss\": {\"plugin\": \"mse\"}"), message);
+    BOOST_TEST(message.find('\n') == std::string::npos, message);
+    BOOST_TEST(!contains(message, "dataset"), message);  // a session has none: the caller's tensor is wrong
+  }
+  // Class ids, one out of range: bad data, not a regression.
+  const std::string ids = test::message_of([&] { s.train_step(x, torch::tensor({0, 1, 2, 1})); });
+  BOOST_TEST(contains(ids, "outside [0, 2)"), ids);
+  BOOST_TEST(!contains(ids, "mse"), ids);
+  // Through the C ABI: the same line.
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(cfg.dump().c_str(), options_for(dir("no-loss-c")).c_str(), &c) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  float xs[4][3] = {}, ys[4][2] = {{0.5f, 1}, {2, 3}, {0, 0}, {1, 1}};
+  const int64_t x_shape[2] = {4, 3}, y_shape[2] = {4, 2};
+  skein_tensor tx = view(&xs[0][0], 2, x_shape), ty = view(&ys[0][0], 2, y_shape);
+  BOOST_TEST(skein_train_step(c, &tx, &ty, nullptr) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(c), "\"loss\": {\"plugin\": \"mse\"}"), skein_last_error(c));
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
+}
+
 // end_epoch without a step since the last one (twice by mistake) is refused:
 // an empty epoch would shift every later epoch's number and the resume point.
 BOOST_AUTO_TEST_CASE(end_epoch_without_a_step_is_refused) {
