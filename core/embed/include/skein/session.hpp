@@ -18,10 +18,11 @@
 // must not overlap). Sessions share nothing of their own, but libtorch's
 // process-wide state is shared: the global random generator (each session
 // seeds it from its config when created) and its thread pools.
-// Distributed: each process of a launcher (skein train --nproc-per-node,
-// torchrun, mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by
-// hand) opens its session the same way; train_step, end_epoch and
-// save_checkpoint are then collectives: every rank calls them equally often.
+// Distributed: each process of a launcher (torchrun, mpirun, srun, or
+// RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by hand; skein train
+// --nproc-per-node starts skein train workers only, not a program of yours)
+// opens its session the same way; train_step, end_epoch and save_checkpoint
+// are then collectives: every rank calls them equally often.
 #include <memory>
 #include <string>
 #include <utility>

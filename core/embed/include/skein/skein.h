@@ -42,9 +42,10 @@
  * thread pools). Destroying a session while another thread uses it is an
  * error of the program, as for any handle.
  *
- * Distributed: every process of a launcher (skein train --nproc-per-node,
- * torchrun, mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by
- * hand) creates its session the same way; train steps, skein_end_epoch and
+ * Distributed: every process of a launcher (torchrun, mpirun, srun, or
+ * RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by hand; skein train
+ * --nproc-per-node starts skein train workers only, not a program of yours)
+ * creates its session the same way; train steps, skein_end_epoch and
  * skein_save_checkpoint are then collectives that every rank calls equally
  * often, each rank with its own data.
  */
