@@ -129,6 +129,132 @@ BOOST_AUTO_TEST_CASE(a_session_resumes_a_skein_train_run) {
   BOOST_TEST(s.epoch() == 3);
 }
 
+// A session resumes from its own save_checkpoint too, not only from the
+// checkpoint callback's epoch_*: the newest complete one of either kind.
+BOOST_AUTO_TEST_CASE(a_session_resumes_from_the_newest_checkpoint_of_either_kind) {
+  namespace fs = boost::filesystem;
+  auto cfg = fed_config();
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every", 2}, {"keep_last", 5}}};  // epoch_0002, epoch_0004
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("both");
+  {
+    skein::Session s(cfg, options);
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("early");  // epoch 1
+    s.train_step(x, y), s.end_epoch();
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("late");  // epoch 3
+    s.finish();
+  }
+  BOOST_TEST_REQUIRE(fs::is_directory(dir("both") + "/checkpoints/epoch_0002"));
+  skein::SessionOptions resume;
+  resume.echo_log = false;
+  resume.resume = dir("both");
+  {
+    skein::Session s(nullptr, resume);  // the session's "late" beats the callback's epoch_0002
+    BOOST_TEST(s.epoch() == 3);
+    s.train_step(x, y);
+    BOOST_TEST(!s.end_epoch());
+    BOOST_TEST(s.epoch() == 4);
+  }
+  fs::remove_all(dir("both") + "/checkpoints/late");
+  fs::remove_all(dir("both") + "/checkpoints/epoch_0004");
+  {
+    skein::Session s(nlohmann::json::object(), resume);  // "{}" as well as null
+    BOOST_TEST(s.epoch() == 2);  // epoch_0002 beats the session's older "early"
+  }
+  // Only a session's checkpoints, no callback: resumable too.
+  auto plain = fed_config();
+  options.run_dir = dir("own");
+  {
+    skein::Session s(plain, options);
+    s.train_step(x, y), s.end_epoch();
+    s.save_checkpoint("mine");
+  }
+  resume.resume = dir("own");
+  skein::Session s(nullptr, resume);
+  BOOST_TEST(s.epoch() == 1);
+}
+
+// A classification loss (cross_entropy, the default) given a regression's
+// targets: one line naming the loss in force and the fix.
+BOOST_AUTO_TEST_CASE(regression_targets_under_the_default_loss_name_it_and_suggest_mse) {
+  auto cfg = fed_config();
+  cfg.erase("loss");
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("no-loss");
+  skein::Session s(cfg, options);
+  const auto x = torch::randn({4, 3});
+  for (const auto& y : {torch::randn({4, 2}), torch::randn({4, 2}).to(torch::kDouble),
+                        torch::full({4, 2}, 0.25), torch::ones({4, 2}, torch::kLong)}) {
+    const std::string message = test::message_of([&] { s.train_step(x, y); });
+    BOOST_TEST(contains(message, "the loss in force is 'cross_entropy' (the default when the config names no \"loss\")"),
+               message);
+    BOOST_TEST(contains(message, "for a regression set \"loss\": {\"plugin\": \"mse\"}"), message);
+    BOOST_TEST(message.find('\n') == std::string::npos, message);
+    BOOST_TEST(!contains(message, "dataset"), message);  // a session has none: the caller's tensor is wrong
+  }
+  // Class ids, one out of range: bad data, not a regression.
+  const std::string ids = test::message_of([&] { s.train_step(x, torch::tensor({0, 1, 2, 1})); });
+  BOOST_TEST(contains(ids, "outside [0, 2)"), ids);
+  BOOST_TEST(!contains(ids, "mse"), ids);
+  // Through the C ABI: the same line.
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(cfg.dump().c_str(), options_for(dir("no-loss-c")).c_str(), &c) == SKEIN_OK,
+                     skein_last_error(nullptr));
+  float xs[4][3] = {}, ys[4][2] = {{0.5f, 1}, {2, 3}, {0, 0}, {1, 1}};
+  const int64_t x_shape[2] = {4, 3}, y_shape[2] = {4, 2};
+  skein_tensor tx = view(&xs[0][0], 2, x_shape), ty = view(&ys[0][0], 2, y_shape);
+  BOOST_TEST(skein_train_step(c, &tx, &ty, nullptr) == SKEIN_ERROR_ARGUMENT);
+  BOOST_TEST(contains(skein_last_error(c), "\"loss\": {\"plugin\": \"mse\"}"), skein_last_error(c));
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
+}
+
+// end_epoch without a step since the last one (twice by mistake) is refused:
+// an empty epoch would shift every later epoch's number and the resume point.
+BOOST_AUTO_TEST_CASE(end_epoch_without_a_step_is_refused) {
+  skein::SessionOptions options;
+  options.echo_log = false;
+  options.run_dir = dir("empty-epoch");
+  skein::Session s(fed_config(), options);
+  auto refused = [&](const std::string& what) {
+    std::string message;
+    try {
+      s.end_epoch();
+      message = "accepted";
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("not std::logic_error: ") + e.what();
+    }
+    BOOST_TEST(contains(message, "no step was taken in epoch"), what << ": " << message);
+  };
+  refused("before any step");
+  BOOST_TEST(s.epoch() == 0);
+  s.eval_step(torch::randn({4, 3}), torch::randn({4, 2}));  // an eval step opens an epoch too
+  BOOST_TEST(!s.end_epoch());
+  refused("a second end_epoch");
+  BOOST_TEST(s.epoch() == 1);
+  BOOST_TEST(s.history().size() == 1u);
+  s.save_checkpoint("one");
+  BOOST_TEST(load_json(dir("empty-epoch") + "/checkpoints/one/trainer.json")["epoch"] == 1);
+
+  skein_session* c = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(fed_config().dump().c_str(), options_for(dir("empty-c")).c_str(), &c) ==
+                         SKEIN_OK,
+                     skein_last_error(nullptr));
+  int stop = 7;
+  BOOST_TEST(skein_end_epoch(c, &stop) == SKEIN_ERROR_STATE);
+  BOOST_TEST(contains(skein_last_error(c), "no step was taken in epoch 1"), skein_last_error(c));
+  int64_t epoch = -1;
+  BOOST_TEST(skein_epoch(c, &epoch) == SKEIN_OK);
+  BOOST_TEST(epoch == 0);
+  BOOST_TEST(skein_session_destroy(c) == SKEIN_OK);
+}
+
 BOOST_AUTO_TEST_CASE(a_session_without_data_trains_predicts_and_stops_on_request) {
   auto cfg = fed_config();
   cfg["callbacks"] = {{{"plugin", "early_stopping"}, {"monitor", "valid_loss"}, {"patience", 1},

@@ -1,7 +1,16 @@
 ! The skein Fortran module: skein sessions (skein/skein.h) from Fortran 2018,
 ! through ISO_C_BINDING. Arrays are passed as they are, column-major, their
 ! indices meaning what PyTorch's do: x(batch, features) is the tensor
-! [batch, features]. Contiguous float32 inputs are used in place.
+! [batch, features].
+!
+! Copies: the array arguments are `contiguous`, so an actual argument that is
+! not (a section such as x(lo:hi, :), some rows of a batch-first array, or
+! x(::2, :)) is copied by the compiler into a temporary for the call (and,
+! for skein_predict's output, copied back). A contiguous real(c_float) array
+! (a whole array, or whole columns such as x(:, 1:2)) reaches the model in
+! place; real(c_double) inputs and integer targets are converted into a copy
+! by skein. To train on the memory you wrote, fill each batch into an array
+! of its own (as examples/embed/pendulum.f90 does).
 !
 !   use skein
 !   type(skein_session) :: s
@@ -44,7 +53,7 @@ module skein
 
   public :: skein_create, skein_create_from_file, skein_destroy, skein_train_step, skein_eval_step, &
             skein_predict, skein_end_epoch, skein_save_checkpoint, skein_load_checkpoint, skein_finish, &
-            skein_last_value, skein_error_message
+            skein_last_value, skein_epoch, skein_rank, skein_run_dir, skein_error_message
 
   interface skein_train_step
     module procedure train_step_ff, train_step_fi, train_step_dd
@@ -116,6 +125,20 @@ module skein
       character(kind=c_char), dimension(*), intent(in) :: key
       real(c_double), intent(out) :: value
     end function
+    integer(c_int) function c_epoch(s, epoch) bind(c, name="skein_epoch")
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: s
+      integer(c_int64_t), intent(out) :: epoch
+    end function
+    integer(c_int) function c_rank(s, rank, world_size) bind(c, name="skein_rank")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: s
+      integer(c_int), intent(out) :: rank, world_size
+    end function
+    type(c_ptr) function c_run_dir(s) bind(c, name="skein_run_dir")
+      import :: c_ptr
+      type(c_ptr), value :: s
+    end function
     type(c_ptr) function c_last_error(s) bind(c, name="skein_last_error")
       import :: c_ptr
       type(c_ptr), value :: s
@@ -174,7 +197,8 @@ contains
     status = c_finish(s%handle)
   end function
 
-  ! stop: .true. when a callback (early stopping) asked to stop.
+  ! stop: .true. when a callback (early stopping) asked to stop. SKEIN_ERROR_STATE
+  ! when no step was taken in the epoch (an end_epoch twice in a row).
   integer function skein_end_epoch(s, stop) result(status)
     type(skein_session), intent(in) :: s
     logical, intent(out), optional :: stop
@@ -204,19 +228,51 @@ contains
     status = c_last_value(s%handle, c_string(key), value)
   end function
 
+  ! The last closed epoch (0 before the first).
+  integer function skein_epoch(s, epoch) result(status)
+    type(skein_session), intent(in) :: s
+    integer(c_int64_t), intent(out) :: epoch
+    status = c_epoch(s%handle, epoch)
+  end function
+
+  ! This process's rank (0 to world_size - 1) and the number of processes.
+  integer function skein_rank(s, rank, world_size) result(status)
+    type(skein_session), intent(in) :: s
+    integer, intent(out) :: rank
+    integer, intent(out), optional :: world_size
+    integer(c_int) :: r, n
+    r = 0
+    n = 1
+    status = c_rank(s%handle, r, n)
+    rank = int(r)
+    if (present(world_size)) world_size = int(n)
+  end function
+
+  ! The run directory ("" for a session not created or destroyed).
+  function skein_run_dir(s) result(dir)
+    type(skein_session), intent(in) :: s
+    character(len=:), allocatable :: dir
+    dir = f_string(c_run_dir(s%handle))
+  end function
+
   ! The message of the last failure on `s` (of a failed create when `s` has no handle).
   function skein_error_message(s) result(message)
     type(skein_session), intent(in) :: s
     character(len=:), allocatable :: message
-    type(c_ptr) :: p
+    message = f_string(c_last_error(s%handle))
+  end function
+
+  ! A C string (never NULL) as a Fortran string.
+  function f_string(p) result(text)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: text
     character(kind=c_char), pointer :: chars(:)
     integer :: n, i
-    p = c_last_error(s%handle)
     n = int(c_strlen(p))
     call c_f_pointer(p, chars, [n])
-    allocate(character(len=n) :: message)
+    allocate(character(len=n) :: text)
     do i = 1, n
-      message(i:i) = chars(i)
+      text(i:i) = chars(i)
     end do
   end function
 

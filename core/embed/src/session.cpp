@@ -162,9 +162,24 @@ struct Session::Impl {
     try {
       trainer->loss().check_targets(t, trainer->data_info(), call);
     } catch (const std::exception& e) {  // the caller's tensor, not the config, is wrong
-      throw std::invalid_argument(std::string(call) + ": targets: " + first_line(e.what()));
+      std::string why = first_line(e.what());
+      const std::string as_dataset = "dataset: " + std::string(call) + " targets: ";  // the loss's words for a dataset
+      if (why.rfind(as_dataset, 0) == 0) why.erase(0, as_dataset.size());
+      throw std::invalid_argument(std::string(call) + ": targets: " + why + (classify ? regression_hint(t) : ""));
     }
     return t;
+  }
+
+  // Targets a classification loss refused that look like a regression's
+  // (floating values, or not one class id per sample): the loss in force,
+  // which a config without "loss" did not choose knowingly, and the fix.
+  std::string regression_hint(const torch::Tensor& targets) const {
+    if (!targets.is_floating_point() && targets.dim() == 1) return "";
+    const std::string name = config.loss.record ? config.loss.record->name : "?";
+    const bool by_default = name == schema_default("loss").value("plugin", "");
+    return "; the loss in force is '" + name + "'" +
+           (by_default ? " (the default when the config names no \"loss\")" : "") +
+           ", a classification loss; for a regression set \"loss\": {\"plugin\": \"mse\"}";
   }
 
   // A train step, or an eval step recorded as valid values.
@@ -242,6 +257,11 @@ torch::Tensor Session::predict(const torch::Tensor& inputs) {
 bool Session::end_epoch() {
   Impl& s = *impl_;
   s.check_usable("end_epoch");
+  // An empty epoch would shift every later epoch's number (and the resume
+  // point): a second end_epoch by mistake is refused, not recorded.
+  if (!s.steps->epoch_open())
+    throw std::logic_error("end_epoch: no step was taken in epoch " + std::to_string(s.trainer->epoch() + 1) +
+                           " (no train_step or eval_step since the last end_epoch); an epoch needs at least one");
   // Micro-batches after the epoch's last complete accumulation group never
   // reached the optimizer (the next step's group starts afresh).
   const long left = s.steps->unapplied_steps(s.config.accumulate_steps);

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <boost/filesystem.hpp>
@@ -58,21 +59,34 @@ std::optional<long> epoch_of(const fs::path& dir) {
   return position ? std::optional<long>(position->first) : std::nullopt;
 }
 
-// The periodic checkpoints resume picks from (checkpoint callback names).
+// The checkpoint callback's periodic names (epoch_*, step_*).
 bool periodic(const std::string& name) { return name.rfind("epoch_", 0) == 0 || name.rfind("step_", 0) == 0; }
+
+// What resume may continue from: the callback's periodic checkpoints and a
+// session's own (save_checkpoint), not `final` (the model only) nor the
+// callback's `best` (a model to keep, not where training stopped), nor
+// what a crash left half-written (.tmp-*, .old-*).
+bool resumable(const std::string& name) { return name != kFinalModel && name != "best" && name.rfind('.', 0) != 0; }
 
 }  // namespace
 
 std::string find_latest_checkpoint(const std::string& root) {
   boost::system::error_code ec;
   std::string best;
-  std::pair<long, long> best_position{-1, 0};
+  // Furthest into training first; among equals the callback's periodic
+  // one, then the first name (directory order is arbitrary).
+  std::tuple<long, long, bool> best_rank{-1, 0, false};
+  std::string best_name;
   if (!fs::is_directory(root, ec)) return "";
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!periodic(it->path().filename().string())) continue;
+    const std::string name = it->path().filename().string();
+    if (!resumable(name)) continue;
     const auto position = position_of(it->path());
-    if (position && *position > best_position) {
-      best_position = *position;
+    if (!position) continue;
+    const std::tuple<long, long, bool> rank{position->first, position->second, periodic(name)};
+    if (rank > best_rank || (rank == best_rank && name < best_name)) {
+      best_rank = rank;
+      best_name = name;
       best = it->path().string();
     }
   }

@@ -61,7 +61,7 @@ void prepare_resume(TrainRequest& request) {
   if (request.overwrite) throw ConfigError("--overwrite and --resume exclude each other");
   if (find_latest_checkpoint(run_files::path(dir, run_files::kCheckpoints)).empty())
     throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
-                      "/checkpoints (the run needs the checkpoint callback)");
+                      "/checkpoints (the checkpoint callback or a session's save_checkpoint writes them)");
   request.sources.config_path = run_files::path(dir, run_files::kConfig);
   request.run_dir = dir;
 }

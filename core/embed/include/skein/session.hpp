@@ -18,10 +18,11 @@
 // must not overlap). Sessions share nothing of their own, but libtorch's
 // process-wide state is shared: the global random generator (each session
 // seeds it from its config when created) and its thread pools.
-// Distributed: each process of a launcher (skein train --nproc-per-node,
-// torchrun, mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by
-// hand) opens its session the same way; train_step, end_epoch and
-// save_checkpoint are then collectives: every rank calls them equally often.
+// Distributed: each process of a launcher (torchrun, mpirun, srun, or
+// RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by hand; skein train
+// --nproc-per-node starts skein train workers only, not a program of yours)
+// opens its session the same way; train_step, end_epoch and save_checkpoint
+// are then collectives: every rank calls them equally often.
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,9 +43,12 @@ struct SessionOptions {
   // Replace a finished run already in run_dir (its outputs are set aside
   // until this session completes an epoch, as with skein train --overwrite).
   bool overwrite = false;
-  // Continue the run in this directory from its newest checkpoint (written by
-  // a session or by skein train); the config then comes from its config.json
-  // and the constructor's config may be null.
+  // Continue the run in this directory (run_dir is then ignored) from its
+  // newest complete checkpoint, as skein train --resume: the one furthest
+  // into training among the checkpoint callback's epoch_* and those
+  // save_checkpoint wrote by name into RUN/checkpoints/ (never final or
+  // best; on a tie the callback's). The config comes from the run's
+  // config.json: pass a null config (or an empty object).
   std::string resume;
   // Plugin directories scanned after the default ones (lib/skein/plugins
   // next to libskein_core, and SKEIN_PLUGIN_PATH).
@@ -97,6 +101,9 @@ class SKEIN_EXPORT Session {
   // Closes the epoch: history sync across ranks, epoch summary, on_epoch_end
   // callbacks, history.json, requested checkpoints. Returns whether a callback
   // (early stopping, say) asked to stop; every rank gets the same answer.
+  // An epoch without a step (no train_step or eval_step since the last
+  // end_epoch) is refused (std::logic_error, "no step was taken in epoch
+  // N"): an empty epoch would shift every later epoch's number.
   bool end_epoch();
   // A checkpoint in skein train's format (skein train --resume and skein
   // export read it) at `dir`; between epochs only. A collective. A relative

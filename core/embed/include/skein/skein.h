@@ -42,9 +42,10 @@
  * thread pools). Destroying a session while another thread uses it is an
  * error of the program, as for any handle.
  *
- * Distributed: every process of a launcher (skein train --nproc-per-node,
- * torchrun, mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by
- * hand) creates its session the same way; train steps, skein_end_epoch and
+ * Distributed: every process of a launcher (torchrun, mpirun, srun, or
+ * RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set by hand; skein train
+ * --nproc-per-node starts skein train workers only, not a program of yours)
+ * creates its session the same way; train steps, skein_end_epoch and
  * skein_save_checkpoint are then collectives that every rank calls equally
  * often, each rank with its own data.
  */
@@ -115,8 +116,10 @@ typedef struct skein_session skein_session;
  * without "data" it needs "data_info": {"input_shape": [...], "num_classes":
  * N}). `options_json` may be NULL or an object with any of: "run_dir"
  * (string; default: a new directory under runs/), "overwrite" (bool),
- * "resume" (a run directory: continue from its newest checkpoint; config_json
- * is then "null" or "{}"), "plugin_dirs" (list of strings),
+ * "resume" (a run directory: continue from its newest complete checkpoint,
+ * as skein train --resume, among the checkpoint callback's epoch_* and those
+ * skein_save_checkpoint wrote by name into its checkpoints/; config_json is
+ * then "null" or "{}", the config is the run's), "plugin_dirs" (list of strings),
  * "batches_per_epoch" (integer: train steps per epoch when known),
  * "echo_log" (bool, default true: the run's log on stdout too),
  * "allow_outside_run_dir" (bool, default false: skein_save_checkpoint may
@@ -145,7 +148,10 @@ SKEIN_C_EXPORT skein_status skein_eval_step(skein_session* session, const skein_
 SKEIN_C_EXPORT skein_status skein_predict(skein_session* session, const skein_tensor* inputs,
                                           skein_tensor* outputs);
 /* Closes the epoch (history sync, summary, callbacks, checkpoints);
- * *stop (may be NULL) is 1 when a callback asked to stop, the same on every rank. */
+ * *stop (may be NULL) is 1 when a callback asked to stop, the same on every rank.
+ * SKEIN_ERROR_STATE ("no step was taken in epoch N") when no train or eval
+ * step came since the last skein_end_epoch: an empty epoch would shift every
+ * later epoch's number. */
 SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
 /* A checkpoint in skein train's format at directory `dir` (between epochs).
  * A relative `dir` is a name in the run's checkpoints/ ("mine":

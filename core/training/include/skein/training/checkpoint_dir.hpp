@@ -12,14 +12,15 @@ namespace skein::core {
 // (.tmp-* directories), restoring one that was being replaced (.old-*).
 SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
 
-// The newest complete periodic checkpoint under `root` (epoch_*, or step_*
-// written inside an epoch: the furthest into training), or "": what
-// --resume and restarts continue from.
-SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
-
 // The model a run ended with (Trainer::write_final_model): model files and
 // trainer.json only, no optimizer state, so never resumed from.
 inline constexpr const char* kFinalModel = "final";
+
+// The complete checkpoint directly under `root` furthest into training (the
+// checkpoint callback's epoch_* and step_*, a session's save_checkpoint
+// names; never `final` or `best`), a periodic one among equals, or "":
+// what --resume, a session's resume and restarts continue from.
+SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
 
 // The model export, predict and init_from take by default: `root`/final, or
 // the newest periodic checkpoint when that holds a later complete epoch (a resumed run
