@@ -281,7 +281,7 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
 }  // namespace
 
 Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,
-                            const RunInfo& run) {
+                            const RunInfo& run, const RestoreOptions& options) {
   const std::string where = "checkpoint " + dir;
   const CheckpointMeta meta = read_checked_checkpoint(dir);
   if (meta.model_only)
@@ -297,6 +297,7 @@ Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& hi
                       std::to_string(meta.epoch + 1) + " or more (--set max_epochs=" +
                       std::to_string(meta.epoch + 1) + ")");
   check_script_unchanged(*parts.model, meta, where);
+  if (!options.undo_on_failure) return restore_parts(meta, dir, parts, history, config, run);
   PartsBefore before(parts, history, run);
   try {
     return restore_parts(meta, dir, parts, history, config, run);

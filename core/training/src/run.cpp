@@ -246,7 +246,7 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
   }
   if (!request.resume_dir.empty()) {
     const std::string checkpoint = find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints));
-    trainer->resume(checkpoint);
+    trainer->resume(checkpoint, RestoreOptions{false});  // a failed load ends the process
     log << "Resumed from " << checkpoint << "\n";
   }
 }

@@ -261,8 +261,8 @@ void Trainer::check_interrupt(long batch, const char* what) const {
                                   what + " " + std::to_string(batch + 1));
 }
 
-void Trainer::resume(const std::string& dir) {
-  Restored restored = restore_checkpoint(dir, parts_, history_, config_, run_);
+void Trainer::resume(const std::string& dir, const RestoreOptions& options) {
+  Restored restored = restore_checkpoint(dir, parts_, history_, config_, run_, options);
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
   if (!restored.note.empty()) log_ << restored.note << "\n";

@@ -39,13 +39,20 @@ struct Restored {
 // does not fit (model, batching, a model-only final, a step checkpoint
 // beyond config.max_epochs) is a ConfigError naming the checkpoint and the
 // file, and leaves `parts` and `history` as they were (all or nothing: a
-// session lives on after a failed load). Not a collective: every rank reads
+// session lives on after a failed load; RestoreOptions). Not a collective: every rank reads
 // its part. A checkpoint resumes on any world size (elastic): the
 // replicated state is the same on every rank, each rank's random streams
 // are seeded again from the seed, the position and its rank, per-rank
 // wrapper state starts afresh, and an open epoch's untrained samples are
 // re-sharded over the new ranks (OpenEpoch).
+struct RestoreOptions {
+  // Keep what the load replaces until it succeeds (a copy of the optimizer
+  // state among it). A process that ends when the load fails (skein train
+  // --resume) has no use for it.
+  bool undo_on_failure = true;
+};
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
-                                         const RunConfig& config, const RunInfo& run);
+                                         const RunConfig& config, const RunInfo& run,
+                                         const RestoreOptions& options = {});
 
 }  // namespace skein::core

@@ -40,7 +40,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Restores everything a checkpoint holds (checkpoint_restore.hpp); fit()
   // then continues with the epoch after it, or, from a checkpoint written
   // inside an epoch, with that epoch's next train batch.
-  void resume(const std::string& checkpoint_dir);
+  void resume(const std::string& checkpoint_dir, const RestoreOptions& options = {});
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   // on_test_end of every callback that is a TestReporter, with results.json's content.
