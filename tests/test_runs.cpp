@@ -381,6 +381,11 @@ BOOST_AUTO_TEST_CASE(resume_continues_on_another_world_size_and_refuses_damaged_
   BOOST_TEST(!history[1].contains("world_size"));
   BOOST_TEST(history[2].value("world_size", 0) == 2);
   BOOST_TEST(contains(test::read_text(run + "/train.log"), "World size 1 -> 2"));
+  const auto results = load_json(run + "/results.json");  // each rank's peak, the largest as peak_rss_mb
+  BOOST_REQUIRE(results["peak_rss_mb_per_rank"].size() == 2u);
+  for (const auto& mb : results["peak_rss_mb_per_rank"]) BOOST_TEST(mb.get<double>() > 0);
+  BOOST_TEST(std::max(results["peak_rss_mb_per_rank"][0].get<double>(), results["peak_rss_mb_per_rank"][1].get<double>()) ==
+             results["peak_rss_mb"].get<double>());
   // A damaged model file: a clear error, not a crash.
   test::write_text(run + "/checkpoints/epoch_0003/model.pt", "not a torch archive");
   auto damaged = skein("--resume " + run + " --set max_epochs=4");

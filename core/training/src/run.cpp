@@ -225,11 +225,17 @@ void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& 
 // Start-up and memory, for benchmarks: the slowest and largest rank (a collective).
 void record_costs(Trainer& trainer, nlohmann::json& results) {
   const auto first = trainer.first_batch_at();
-  std::vector<double> costs{first ? std::chrono::duration<double>(*first - kLoadedAt).count() : 0.0,
-                            peak_rss_mb()};
+  const double peak = peak_rss_mb();
+  std::vector<double> costs{first ? std::chrono::duration<double>(*first - kLoadedAt).count() : 0.0, peak};
   trainer.parallel().all_reduce_max(costs);
   results["time_to_first_batch_s"] = costs[0];
   results["peak_rss_mb"] = costs[1];
+  // Each rank's own peak (sharded state shows there: zero's rank 0 holds more).
+  const RunInfo& run = trainer.run();
+  std::vector<double> per_rank(static_cast<std::size_t>(run.world_size), 0.0);
+  per_rank[static_cast<std::size_t>(run.rank)] = peak;
+  trainer.parallel().all_reduce_sum(per_rank);
+  results["peak_rss_mb_per_rank"] = per_rank;
   results["malloc_tuned"] = tune_allocator_for_training().tuned;
 }
 
