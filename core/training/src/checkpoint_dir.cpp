@@ -11,6 +11,7 @@
 
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/detail/run_files.hpp"
+#include "skein/errors.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -42,13 +43,18 @@ void remove_partial_checkpoints(const std::string& root) {
 namespace {
 
 // Where a complete checkpoint stands (checkpoint_position), or nullopt (no
-// trainer.json, or an unreadable one).
-std::optional<std::pair<long, long>> position_of(const fs::path& dir) {
+// trainer.json, or an unreadable one: then `unreadable`, when given, gets
+// "DIR/trainer.json: why").
+std::optional<std::pair<long, long>> position_of(const fs::path& dir, std::vector<std::string>* unreadable = nullptr) {
   boost::system::error_code ec;
-  if (!fs::exists(dir / checkpoint_files::kMeta, ec)) return std::nullopt;
+  const fs::path meta = dir / checkpoint_files::kMeta;
+  if (!fs::exists(meta, ec)) return std::nullopt;
   try {
-    return checkpoint_position(nlohmann::json::parse(std::ifstream((dir / checkpoint_files::kMeta).string())));
-  } catch (const std::exception&) {
+    std::ifstream in(meta.string());
+    if (!in) throw std::runtime_error("cannot be opened");
+    return checkpoint_position(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    if (unreadable) unreadable->push_back(meta.string() + ": " + first_line(e.what()));
     return std::nullopt;  // not a complete checkpoint
   }
 }
@@ -63,14 +69,14 @@ bool periodic(const std::string& name) { return name.rfind("epoch_", 0) == 0 || 
 
 }  // namespace
 
-std::string find_latest_checkpoint(const std::string& root) {
+std::string find_latest_checkpoint(const std::string& root, std::vector<std::string>* unreadable) {
   boost::system::error_code ec;
   std::string best;
   std::pair<long, long> best_position{-1, 0};
   if (!fs::is_directory(root, ec)) return "";
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     if (!periodic(it->path().filename().string())) continue;
-    const auto position = position_of(it->path());
+    const auto position = position_of(it->path(), unreadable);
     if (position && *position > best_position) {
       best_position = *position;
       best = it->path().string();

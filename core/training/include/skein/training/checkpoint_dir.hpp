@@ -2,6 +2,7 @@
 // A run's checkpoints directory as a whole (each checkpoint is written by
 // trainer_checkpoint.cpp: into .tmp-NAME-PID, then renamed into place).
 #include <string>
+#include <vector>
 
 #include "skein/detail/export.hpp"
 #include "skein/run.hpp"
@@ -14,8 +15,11 @@ SKEIN_EXPORT void remove_partial_checkpoints(const std::string& root);
 
 // The newest complete periodic checkpoint under `root` (epoch_*, or step_*
 // written inside an epoch: the furthest into training), or "": what
-// --resume and restarts continue from.
-SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
+// --resume and restarts continue from. A periodic checkpoint whose
+// trainer.json is there but unreadable is passed over; `unreadable`, when
+// given, gets one line for each ("DIR/trainer.json: why").
+SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root,
+                                                std::vector<std::string>* unreadable = nullptr);
 
 // The model a run ended with (Trainer::write_final_model): model files and
 // trainer.json only, no optimizer state, so never resumed from.
