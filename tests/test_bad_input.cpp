@@ -159,6 +159,12 @@ BOOST_AUTO_TEST_CASE(missing_required_option) {
 
 BOOST_AUTO_TEST_CASE(unknown_plugin_gets_a_suggestion) {
   expect(train("--plugin chekpoint"), 2, "unknown plugin 'chekpoint' (did you mean 'checkpoint'?)");
+  // Where skein looked, and the flag and variable that add a directory (both real: used here).
+  const auto r = test::run("env SKEIN_PLUGIN_PATH=" + tmp.str("") + " " + std::string(SKEIN_EXE) +
+                           " train --config " + tmp.str("tiny.json") + " --run-dir " + tmp.str("csv_logger") +
+                           " --plugin-dir " TEST_PLUGIN_DIR " --plugin csv_logger");
+  expect(r, 2, "unknown plugin 'csv_logger'; looked in ");
+  expect(r, 2, ", " + tmp.str("") + ", " TEST_PLUGIN_DIR "; add a directory with --plugin-dir DIR or SKEIN_PLUGIN_PATH");
 }
 
 BOOST_AUTO_TEST_CASE(two_history_backends) {
@@ -217,6 +223,27 @@ BOOST_AUTO_TEST_CASE(truncated_or_corrupted_checkpoint) {
   expect(resume(run, "--set max_epochs=3"), 2, ckpt + "/model.pt is damaged");
   test::write_text(ckpt + "/trainer.json", "{\"format\": 1, \"epo");
   expect(resume(run), 2, "no complete checkpoint");
+}
+
+// The newest checkpoint's trainer.json unreadable: the run resumes from the
+// one before, and says so (stderr and train.log), naming the file.
+BOOST_AUTO_TEST_CASE(an_unreadable_newest_checkpoint_is_passed_over_aloud) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"keep_last", 2}}};
+  test::write_text(tmp.str("two.json"), cfg.dump());
+  const std::string run = tmp.str("two");
+  const auto first = train("--run-dir " + run, "two.json");
+  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  const std::string meta = run + "/checkpoints/epoch_0002/trainer.json";
+  test::write_text(meta, "{\"format\": 1, \"epo");
+  const auto r = resume(run, "--set max_epochs=3");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string said = "skein: warning: passed over the checkpoint of unreadable " + meta + ": ";
+  BOOST_TEST(contains(r.err, said), r.err);
+  BOOST_TEST(contains(r.err, "; resuming from " + run + "/checkpoints/epoch_0001\n"), r.err);
+  BOOST_TEST(contains(test::read_text(run + "/train.log"), "passed over the checkpoint of unreadable " + meta),
+             test::read_text(run + "/train.log"));
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_of_another_model_shape) {

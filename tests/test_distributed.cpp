@@ -589,6 +589,26 @@ BOOST_AUTO_TEST_CASE(launcher_variables_that_disagree_are_one_error_line) {
   BOOST_TEST(!boost::filesystem::exists(tmp.str("disagree")));
 }
 
+// A master address that does not resolve, or is no host name at all (100 KB),
+// stops a worker, and a node's launcher, at once with one short line naming
+// where it came from: libtorch's TCPStore would retry it until the timeout,
+// warning with the whole name at every try.
+BOOST_AUTO_TEST_CASE(a_master_address_that_cannot_be_reached_is_one_line_at_once) {
+  const std::string port = std::to_string(test::free_port());
+  const std::string worker = "env WORLD_SIZE=2 RANK=1 MASTER_PORT=" + port + " SKEIN_TIMEOUT_S=120 MASTER_ADDR=";
+  for (const std::string& host : {std::string("no-such-host.invalid"), std::string(100000, 'h')}) {
+    const auto r = test::run(worker + host + " " + kSkein + external_train_args("unresolved"), 30);
+    test::expect_one_error(r, 2, {"environment variable MASTER_ADDR='" + host.substr(0, 20)});
+    BOOST_TEST(r.err.size() < 600u, r.err.substr(0, 600));
+  }
+  const auto node = test::run(kSkein + external_train_args("unresolved") +
+                                  " --nproc-per-node 1 --nnodes 2 --node-rank 1 --master-port " + port +
+                                  " --timeout 120 --master-addr no-such-host.invalid",
+                              30);
+  test::expect_one_error(node, 2, {"--master-addr='no-such-host.invalid' does not resolve"});
+  BOOST_TEST(!boost::filesystem::exists(tmp.str("unresolved")));
+}
+
 // Two Kubeflow pods (PyTorchJob, nprocPerNode 2) on loopback: a worker
 // started directly in a pod is told to start the pod's workers instead, and
 // `skein train --nproc-per-node 2` in each pod takes its node's place (nodes,

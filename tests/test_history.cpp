@@ -118,3 +118,42 @@ BOOST_AUTO_TEST_CASE(bad_history_files_name_the_problem) {
   test::write_text(tmp.str("bad.json"), "[{");
   BOOST_CHECK_THROW(History::load(tmp.str("bad.json")), std::runtime_error);
 }
+
+// history.json keeps the order keys were recorded in, as skorch's does:
+// "epoch" first, never the alphabetical order of nlohmann::json ("dur"
+// before "epoch"); batch rows alike.
+BOOST_AUTO_TEST_CASE(keys_are_written_in_the_order_they_were_recorded) {
+  History h = two_epochs();
+  const std::string text = h.dump();
+  const std::string first_epoch = R"([{"epoch":1,"batches":[{"train_loss":1.0,"train_batch_size":32.0},)";
+  BOOST_TEST(text.rfind(first_epoch, 0) == 0u, text.substr(0, 200));
+  BOOST_TEST(text.find(R"(],"train_loss":0.5,"dur":1.25},{"epoch":2,)") != std::string::npos, text);
+  // Read back, from a file or from ordered JSON, and written again: the same text.
+  test::TempDir tmp;
+  h.save(tmp.str("history.json"));
+  BOOST_TEST(History::load(tmp.str("history.json")).dump() == text);
+  BOOST_TEST(History::from_json(nlohmann::ordered_json::parse(text)).dump() == text);
+  // The epochs a checkpoint inside epoch 2 keeps: the same order.
+  BOOST_TEST(h.first_epochs(1).dump() == text.substr(0, text.find(",{\"epoch\":2")) + "]");
+  BOOST_TEST(h.first_epochs(5).dump() == text);
+  // What plugins read is unchanged: the same values, whatever the order.
+  BOOST_TEST(History::load(tmp.str("history.json")).epochs() == h.epochs());
+}
+
+BOOST_AUTO_TEST_CASE(keys_in_any_order_are_read) {
+  // An older skein's history.json (alphabetical), and a hand-made one.
+  const std::string sorted = R"([{"batches":[{"b":1,"a":2}],"dur":2.0,"epoch":1,"valid_loss":"NaN"}])";
+  const History old = History::from_json(nlohmann::ordered_json::parse(sorted));
+  BOOST_TEST(std::isnan(old.get(0, "valid_loss").get<double>()));
+  // Written again: "epoch" first, the rest as the file had them.
+  BOOST_TEST(old.dump() == R"([{"epoch":1,"batches":[{"b":1,"a":2}],"dur":2.0,"valid_loss":"NaN"}])");
+  // From sorted nlohmann::json: "epoch", "batches", then alphabetically.
+  BOOST_TEST(History::from_json(nlohmann::json::parse(sorted)).dump() ==
+             R"([{"epoch":1,"batches":[{"a":2,"b":1}],"dur":2.0,"valid_loss":"NaN"}])");
+  // Keys recorded in a new epoch come after those known.
+  History more = History::from_json(nlohmann::ordered_json::parse(sorted));
+  more.new_epoch();
+  more.record("lr", 0.1);
+  more.record("dur", 1.0);
+  BOOST_TEST(more.dump().find(R"({"epoch":2,"batches":[],"dur":1.0,"lr":0.1})") != std::string::npos, more.dump());
+}

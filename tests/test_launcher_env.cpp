@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "skein/host/host_address.hpp"
 #include "skein/host/launcher_env.hpp"
 #include "skein/host/slurm_lists.hpp"
 #include "skein/errors.hpp"
@@ -236,6 +237,26 @@ const std::vector<BadCase>& bad_cases() {
       {"kubeflow node rank beyond the pods", {{"PET_NNODES", "2"}, {"PET_NODE_RANK", "2"}},
        {"PET_NODE_RANK=2 is out of range [0, 1]"}},
       {"kubeflow without a node rank", {{"PET_NNODES", "2"}}, {"PET_NNODES is set but PET_NODE_RANK is not"}},
+      // A product past LONG_MAX wraps (to 0 here): said as an overflow, never as "gives 0".
+      {"kubeflow pods x processes overflow",
+       {{"PET_NNODES", "4294967296"}, {"PET_NPROC_PER_NODE", "4294967296"}, {"PET_NODE_RANK", "0"}},
+       {"PET_NNODES=4294967296 x PET_NPROC_PER_NODE=4294967296 overflow"}},
+      {"restart count not a number", with(kTorchrunWorker, {{"TORCHELASTIC_RESTART_COUNT", "abc"}}),
+       {"TORCHELASTIC_RESTART_COUNT='abc' is not an integer"}},
+      {"restart count negative", with(kTorchrunWorker, {{"TORCHELASTIC_RESTART_COUNT", "-1"}}),
+       {"TORCHELASTIC_RESTART_COUNT=-1 is out of range [0, "}},
+      {"restart count under skein's launcher", with(kSkeinWorker, {{"TORCHELASTIC_RESTART_COUNT", "1x"}}),
+       {"TORCHELASTIC_RESTART_COUNT='1x' is not an integer"}},
+      {"MASTER_ADDR too long for a host name", with(kTorchrunWorker, {{"MASTER_ADDR", std::string(100000, 'a')}}),
+       {"environment variable MASTER_ADDR='aaaa", "...' (100000 bytes) is not a host name: longer than 253"}},
+      {"MASTER_ADDR with a line break", with(kTorchrunWorker, {{"MASTER_ADDR", "node0\nx"}}),
+       {"environment variable MASTER_ADDR='node0?x' is not a host name"}},
+      {"slurm's first host too long",
+       srun_task(0, 0, 0, 2, 1, "2", std::string(300, 'n') + ",n2"),
+       {"environment variable SLURM_STEP_NODELIST's first host='nnnn", "(300 bytes) is not a host name"}},
+      {"PET_MASTER_ADDR too long",
+       {{"PET_NNODES", "2"}, {"PET_NODE_RANK", "1"}, {"PET_MASTER_ADDR", std::string(254, 'p')}, {"PET_MASTER_PORT", "1"}},
+       {"environment variable PET_MASTER_ADDR='pppp", "(254 bytes)"}},
   };
   return all;
 }
@@ -297,9 +318,34 @@ BOOST_AUTO_TEST_CASE(conflicting_and_malformed_values_are_one_line_errors) {
       const std::string message = error_of([&] { skein::core::read_launcher_env(c.env); });
       BOOST_TEST(!message.empty());
       BOOST_TEST(!contains(message, "\n"), message);
+      BOOST_TEST(message.size() < 400u, message.substr(0, 400));  // a 100 KB value is shortened
       for (const std::string& part : c.parts) BOOST_TEST(contains(message, part), message);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_restart_count_is_a_number_and_the_master_names_its_variable) {
+  BOOST_TEST(skein::core::read_launcher_env(with(kTorchrunWorker, {{"TORCHELASTIC_RESTART_COUNT", "2"}})).attempt == "2");
+  BOOST_TEST(skein::core::read_launcher_env(kTorchrunWorker).master_addr_from == "MASTER_ADDR");
+  BOOST_TEST(skein::core::read_launcher_env(srun_task(0, 0, 0, 2, 1, "2", "n1")).master_addr_from ==
+             "SLURM_STEP_NODELIST's first host");
+  // 253 characters: the longest DNS allows, still a host name.
+  BOOST_TEST(skein::core::read_launcher_env(with(kTorchrunWorker, {{"MASTER_ADDR", std::string(253, 'a')}}))
+                 .master_addr.size() == 253u);
+}
+
+// Resolved at once, where the store is opened: a name that does not resolve
+// is one line naming the variable, not minutes of TCPStore retries.
+BOOST_AUTO_TEST_CASE(a_master_address_resolves_or_is_refused_at_once) {
+  for (const std::string host : {"localhost", "127.0.0.1", "::1"})
+    BOOST_TEST(error_of([&] { skein::core::resolve_host(host, "environment variable MASTER_ADDR"); }) == "", host);
+  // .invalid never resolves (RFC 6761).
+  const std::string message =
+      error_of([&] { skein::core::resolve_host("no-such-host.invalid", "environment variable MASTER_ADDR"); });
+  BOOST_TEST(contains(message, "environment variable MASTER_ADDR='no-such-host.invalid' does not resolve ("), message);
+  BOOST_TEST(!contains(message, "\n"), message);
+  const std::string empty = error_of([&] { skein::core::resolve_host("", "--master-addr"); });
+  BOOST_TEST(contains(empty, "--master-addr='' is empty"), empty);
 }
 
 BOOST_AUTO_TEST_CASE(a_lookup_function_is_read_like_a_map) {

@@ -77,6 +77,19 @@ BOOST_AUTO_TEST_CASE(bundled_plugins_are_discovered_with_their_metadata) {
   BOOST_TEST(!mlp.options[1].range);
 }
 
+// An unknown name says where plugins were looked for (a directory that is
+// not there marked so) and how to add one, on one line.
+BOOST_AUTO_TEST_CASE(an_unknown_plugin_names_the_directories_searched_and_how_to_add_one) {
+  PluginRegistry reg;
+  reg.scan_directory(SKEIN_PLUGIN_DIR);
+  reg.scan_directory("/no/such/plugin/dir");
+  const std::string err = test::message_of<skein::ConfigError>([&] { reg.require("csv_logger"); });
+  BOOST_TEST(contains(err, "unknown plugin 'csv_logger'"), err);
+  BOOST_TEST(contains(err, "; looked in " + std::string(SKEIN_PLUGIN_DIR) + ", /no/such/plugin/dir (missing); "), err);
+  BOOST_TEST(contains(err, "add a directory with --plugin-dir DIR or SKEIN_PLUGIN_PATH=DIR"), err);
+  BOOST_TEST(!contains(err, "\n"), err);
+}
+
 BOOST_AUTO_TEST_CASE(broken_files_are_reported_not_fatal) {
   PluginRegistry reg;
   reg.scan_directory(BROKEN_PLUGIN_DIR);

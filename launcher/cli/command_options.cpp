@@ -71,7 +71,10 @@ void take_node_from_cluster(const po::variables_map& vm, LaunchOptions& o) {
   if (!one_per_node) return;
   if (!vm.count("nnodes")) o.nnodes = node.nnodes;
   if (!vm.count("node-rank")) o.node_rank = node.node_rank;
-  if (!vm.count("master-addr") && !node.master_addr.empty()) o.master_addr = node.master_addr;
+  if (!vm.count("master-addr") && !node.master_addr.empty()) {
+    o.master_addr = node.master_addr;
+    o.master_addr_from = "environment variable " + node.master_addr_from;
+  }
   if (!vm.count("master-port") && node.master_port != 0) o.master_port = node.master_port;
 }
 

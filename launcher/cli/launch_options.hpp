@@ -13,6 +13,7 @@ struct LaunchOptions {
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
+  std::string master_addr_from = "--master-addr";  // what gave it, for errors
   int master_port = 0;  // 0: any free port (one node only)
   bool quiet_ranks = false;
   double timeout_s = 300;  // every store wait and collective in the workers

@@ -17,12 +17,14 @@
 #include "skein/training/checkpoint_dir.hpp"
 #include "skein/host/exit_codes.hpp"
 #include "skein/host/failure_report.hpp"
+#include "skein/host/host_address.hpp"
 #include "skein/training/rendezvous.hpp"
 #include "skein/training/train_run.hpp"
 #include "skein/training/run_dir.hpp"
 #include "skein/training/run_env.hpp"
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
+#include "skein/io/quoted.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
 #include "skein/training/store_keys.hpp"
@@ -89,6 +91,9 @@ void validate(const LaunchOptions& o) {
     throw ConfigError("--nnodes > 1 needs an explicit --master-port that every node uses");
   if (!(o.timeout_s > 0)) throw ConfigError("--timeout must be positive");
   if (o.max_restarts < 0) throw ConfigError("--max-restarts must be >= 0");
+  // Every node's workers reach node 0 there: a name that does not resolve
+  // fails now, not after --timeout of retries.
+  if (o.nnodes > 1) core::resolve_host(o.master_addr, o.master_addr_from);
 }
 
 // Several machines: one TCPStore for the whole run, served by node 0's
@@ -99,7 +104,7 @@ std::unique_ptr<core::Rendezvous> open_node_store(const LaunchOptions& o, int wo
     return core::Rendezvous::tcp_client(o.master_addr, o.master_port, world, o.timeout_s);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot " + std::string(o.node_rank == 0 ? "start" : "reach") +
-                             " the run's store at " + o.master_addr + ":" +
+                             " the run's store at " + capped(o.master_addr) + ":" +
                              std::to_string(o.master_port) + ": " + first_line(e.what()));
   }
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "skein/io/atomic_file.hpp"
@@ -90,14 +91,25 @@ BatchLog BatchLog::from_bytes(std::string_view in) {
 
 // ---- History --------------------------------------------------------------
 
+namespace {
+
+void remember_key(std::vector<std::string>& order, const std::string& key) {
+  if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
+}
+
+}  // namespace
+
 void History::new_epoch() {
   pending_.clear();
   epochs_.push_back({{history_key::kEpoch, epochs_.size() + 1}, {history_key::kBatches, nlohmann::json::array()}});
+  remember_key(key_order_, history_key::kEpoch);
+  remember_key(key_order_, history_key::kBatches);
 }
 
 void History::record(const std::string& key, nlohmann::json value) {
   if (epochs_.empty()) throw std::logic_error("History::record before new_epoch");
   epochs_.back()[key] = std::move(value);
+  remember_key(key_order_, key);
 }
 
 const nlohmann::json& History::last() const {
@@ -114,19 +126,23 @@ nlohmann::json History::get(long index, const std::string& key) const {
 }
 
 namespace {
-void append_rows(nlohmann::json& batches, const BatchLog& log, int rank) {
+// A row's keys come in as "rank" (merged logs), then the log's keys in the
+// order they were first put.
+void append_rows(nlohmann::json& batches, const BatchLog& log, int rank, std::vector<std::string>& order) {
   std::size_t first = batches.size();
   for (std::uint32_t r = 0; r < log.rows(); ++r) {
     batches.push_back(nlohmann::json::object());
     if (rank >= 0) batches.back()[history_key::kRank] = rank;
   }
+  if (rank >= 0) remember_key(order, history_key::kRank);
+  for (const auto& k : log.keys()) remember_key(order, k);
   for (const auto& c : log.cells()) batches[first + c.row][log.keys()[c.key]] = c.value;
 }
 }  // namespace
 
 void History::commit_batches() {
   if (epochs_.empty()) throw std::logic_error("History::commit_batches before new_epoch");
-  append_rows(epochs_.back()[history_key::kBatches], pending_, -1);
+  append_rows(epochs_.back()[history_key::kBatches], pending_, -1, batch_key_order_);
   pending_.clear();
 }
 
@@ -134,7 +150,7 @@ void History::commit_batches(const std::vector<BatchLog>& by_rank) {
   if (epochs_.empty()) throw std::logic_error("History::commit_batches before new_epoch");
   auto& batches = epochs_.back()[history_key::kBatches];
   for (std::size_t r = 0; r < by_rank.size(); ++r)
-    append_rows(batches, by_rank[r], static_cast<int>(r));
+    append_rows(batches, by_rank[r], static_cast<int>(r), batch_key_order_);
   pending_.clear();
 }
 
@@ -186,29 +202,105 @@ nlohmann::json decode_nonfinite(const nlohmann::json& value) {
   return out;
 }
 
-std::string History::dump(int indent) const { return encode_nonfinite(epochs_).dump(indent); }
+namespace {
+
+using KeyRank = std::map<std::string, std::size_t>;
+
+KeyRank rank_of(const std::vector<std::string>& order) {
+  KeyRank rank;
+  for (const auto& key : order) rank.emplace(key, rank.size());
+  return rank;
+}
+
+// `object` with its keys by `rank` (those it lacks last, alphabetically);
+// `inner` converts each value.
+template <class Inner>
+nlohmann::ordered_json in_order(const nlohmann::json& object, const KeyRank& rank, const Inner& inner) {
+  std::vector<std::pair<std::size_t, std::string>> keys;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const auto r = rank.find(it.key());
+    keys.emplace_back(r == rank.end() ? rank.size() : r->second, it.key());
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [at, key] : keys) out[key] = inner(key, object[key]);
+  return out;
+}
+
+void check_epochs(const nlohmann::json& epochs) {
+  if (!epochs.is_array()) throw std::runtime_error("history: expected a JSON array of epochs");
+  std::size_t n = 0;
+  for (const auto& e : epochs) {
+    ++n;
+    if (!e.is_object()) throw std::runtime_error("history: every epoch must be a JSON object");
+    if (!e.contains(history_key::kBatches) || !e[history_key::kBatches].is_array())
+      throw std::runtime_error("history: epoch " + std::to_string(n) + " has no \"batches\" list");
+  }
+}
+
+}  // namespace
+
+std::string History::dump(int indent) const {
+  const KeyRank epoch_rank = rank_of(key_order_), row_rank = rank_of(batch_key_order_);
+  const auto plain = [](const std::string&, const nlohmann::json& v) { return nlohmann::ordered_json(v); };
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& epoch : encode_nonfinite(epochs_))
+    out.push_back(in_order(epoch, epoch_rank, [&](const std::string& key, const nlohmann::json& v) {
+      if (key != history_key::kBatches || !v.is_array()) return plain(key, v);
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (const auto& row : v) rows.push_back(row.is_object() ? in_order(row, row_rank, plain) : plain(key, row));
+      return rows;
+    }));
+  return out.dump(indent);
+}
 
 void History::save(const std::string& path) const { write_file_atomic(path, dump() + "\n"); }
 
+// The keys of an epoch and of its batch rows, in the order `epoch` lists them.
+template <class Json>
+void History::learn_order(const Json& epoch) {
+  for (auto it = epoch.begin(); it != epoch.end(); ++it) remember_key(key_order_, it.key());
+  if (const auto b = epoch.find(history_key::kBatches); b != epoch.end() && b->is_array())
+    for (const auto& row : *b)
+      if (row.is_object())
+        for (auto it = row.begin(); it != row.end(); ++it) remember_key(batch_key_order_, it.key());
+}
+
 History History::from_json(const nlohmann::json& epochs) {
-  if (!epochs.is_array()) throw std::runtime_error("history: expected a JSON array of epochs");
+  check_epochs(epochs);
   History h;
+  h.key_order_ = {history_key::kEpoch, history_key::kBatches};  // as new_epoch puts them; the rest alphabetically
   for (const auto& e : epochs) {
-    if (!e.is_object()) throw std::runtime_error("history: every epoch must be a JSON object");
-    if (!e.contains(history_key::kBatches) || !e[history_key::kBatches].is_array())
-      throw std::runtime_error("history: epoch " + std::to_string(h.epochs_.size() + 1) +
-                               " has no \"batches\" list");
+    h.learn_order(e);
     h.epochs_.push_back(decode_nonfinite(e));
   }
+  return h;
+}
+
+History History::from_json(const nlohmann::ordered_json& epochs) {
+  History h = from_json(nlohmann::json(epochs));
+  // Each key's first place, which nlohmann::json sorted away ("epoch" first,
+  // as new_epoch puts it, even in a file of an older skein, sorted).
+  h.key_order_ = {history_key::kEpoch};
+  h.batch_key_order_.clear();
+  for (const auto& e : epochs) h.learn_order(e);
+  return h;
+}
+
+History History::first_epochs(std::size_t n) const {
+  History h;
+  h.key_order_ = key_order_;
+  h.batch_key_order_ = batch_key_order_;
+  for (std::size_t i = 0; i < n && i < epochs_.size(); ++i) h.epochs_.push_back(epochs_[i]);
   return h;
 }
 
 History History::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
-  nlohmann::json j;
+  nlohmann::ordered_json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::ordered_json::parse(in);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     throw std::runtime_error(path + ": " + e.what());
   }

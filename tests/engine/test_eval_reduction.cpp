@@ -67,4 +67,37 @@ BOOST_AUTO_TEST_CASE(confusion_matrices_of_the_test_split_are_summed_over_ranks)
   BOOST_TEST(reduce_on_ranks({a, none}, true).confusion == (std::vector<std::vector<std::int64_t>>{{1, 1}, {0, 0}}));
 }
 
+// 60,000 classes would make a 28.8 GB matrix after training: above
+// kMaxConfusionClasses none is counted or reduced, and the result says how
+// many classes there were (results.json notes it). Up to the cap it is kept.
+BOOST_AUTO_TEST_CASE(no_confusion_matrix_is_kept_above_its_documented_size) {
+  using skein::core::kMaxConfusionClasses;
+  // A test batch of 3 samples over `classes` classes, the last one predicted right.
+  auto add = [](EvalSums& sums, std::int64_t classes) {
+    const torch::Tensor inputs = torch::zeros({3, 1});
+    const torch::Tensor targets = torch::tensor({std::int64_t{0}, std::int64_t{2}, classes - 1});
+    skein::Batch b{inputs, targets};
+    b.outputs = torch::zeros({3, classes});
+    b.outputs.index_put_({2, classes - 1}, 1.0);
+    skein::core::add_confusion(sums, b);
+  };
+  auto big = sums_of(3, 1, 3, 1), small = sums_of(1, 0, 1, 1);
+  big.unrecorded = small.unrecorded = true;
+  add(big, kMaxConfusionClasses + 1);
+  BOOST_TEST(!big.confusion.defined());  // never allocated
+  BOOST_TEST(big.classes == kMaxConfusionClasses + 1);
+  add(small, 3);
+  const auto r = reduce_on_ranks({big, small}, true);  // the other rank's matrix is left out too
+  BOOST_TEST(r.confusion.empty());
+  BOOST_TEST(r.confusion_left_out == kMaxConfusionClasses + 1);
+
+  auto at_cap = sums_of(3, 1, 3, 1);
+  at_cap.unrecorded = true;
+  add(at_cap, kMaxConfusionClasses);
+  const auto kept = reduce_on_ranks({at_cap}, true);
+  BOOST_TEST(kept.confusion_left_out == 0);
+  BOOST_TEST_REQUIRE(kept.confusion.size() == static_cast<std::size_t>(kMaxConfusionClasses));
+  BOOST_TEST(kept.confusion.back().back() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

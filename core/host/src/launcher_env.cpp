@@ -2,9 +2,11 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <tuple>
 #include <utility>
 
+#include "skein/host/host_address.hpp"
 #include "skein/host/slurm_lists.hpp"
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
@@ -183,7 +185,13 @@ void complete_kubeflow(const Reader& env, Fields& f) {
   if (per_pod < 1)
     throw ConfigError("environment variable PET_NPROC_PER_NODE=" + std::to_string(per_pod) + " must be at least 1");
   f.local_world_size = derived(per_pod, "PET_NPROC_PER_NODE");
-  if (f.nnodes.value) f.world_size = derived(*f.nnodes.value * per_pod, "PET_NNODES x PET_NPROC_PER_NODE");
+  if (!f.nnodes.value) return;
+  long world = 0;
+  if (__builtin_mul_overflow(*f.nnodes.value, per_pod, &world))  // wrapped, it could even read 0 or 8
+    throw ConfigError("environment variables PET_NNODES=" + std::to_string(*f.nnodes.value) +
+                      " x PET_NPROC_PER_NODE=" + std::to_string(per_pod) + " overflow (more than " +
+                      std::to_string(std::numeric_limits<long>::max()) + " processes)");
+  f.world_size = derived(world, "PET_NNODES x PET_NPROC_PER_NODE");
   if (per_pod == 1) f.local_rank = derived(0, "one process per pod");
 }
 
@@ -251,7 +259,7 @@ void slurm_master(const Reader& env, Fields& f) {
     auto list = env.get(Var{"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"});
     if (!list) throw ConfigError("slurm gives no node list (SLURM_STEP_NODELIST): set MASTER_ADDR");
     f.master_addr = expand_slurm_hostlist(list->second, list->first).front();
-    f.master_addr_from = list->first;
+    f.master_addr_from = list->first + "'s first host";
   }
   if (*f.master_port.value == 0) {
     auto job = env.get(Var{"SLURM_JOB_ID", "SLURM_JOBID"});
@@ -302,11 +310,22 @@ std::string label(const Row& row, const Reader& env, const LauncherEnv& e) {
   return "none (a single process)";
 }
 
+// TORCHELASTIC_RESTART_COUNT, checked: a number from 0 ("0" when unset).
+std::string restart_count(const Reader& env) {
+  const auto text = env.get(env::kRestartCount);
+  if (!text) return "0";
+  const long n = Reader::parse(env::kRestartCount, *text);
+  if (n < 0)
+    throw ConfigError(std::string("environment variable ") + env::kRestartCount + "=" + *text +
+                      " is out of range [0, " + std::to_string(std::numeric_limits<long>::max()) + "]");
+  return std::to_string(n);
+}
+
 std::string run_id(Launcher launcher, const Reader& env) {
   if (auto id = env.get(env::kRunId)) return *id;
   if (launcher != Launcher::torchrun) return "";
   // A restart keeps torchrun's store (static rendezvous): the count keeps attempts apart.
-  if (auto id = env.get("TORCHELASTIC_RUN_ID")) return *id + "-" + env.get(env::kRestartCount).value_or("0");
+  if (auto id = env.get("TORCHELASTIC_RUN_ID")) return *id + "-" + restart_count(env);
   return "";
 }
 
@@ -362,10 +381,13 @@ LauncherEnv read_launcher_env(const EnvLookup& lookup) {
   e.node_rank = static_cast<int>(*f.node_rank.value);
   e.nnodes = static_cast<int>(*f.nnodes.value);
   e.master_addr = f.master_addr;
+  e.master_addr_from = f.master_addr_from;
+  if (!e.master_addr.empty() && !e.master_addr_from.empty())
+    check_host_name(e.master_addr, "environment variable " + e.master_addr_from);
   e.master_port = static_cast<int>(*f.master_port.value);
   e.agent_store = agent_store(row->launcher, env);
   e.run_id = run_id(row->launcher, env);
-  e.attempt = env.get(env::kRestartCount).value_or("0");
+  e.attempt = restart_count(env);
   if (row->launcher == Launcher::kubeflow && e.local_world_size > 1) e.pod_processes = e.local_world_size;
   e.label = label(*row, env, e);
   return e;

@@ -263,6 +263,7 @@ void PluginRegistry::add(PluginRecord rec, bool explicit_file) {
 
 void PluginRegistry::scan_directory(const std::string& dir) {
   boost::system::error_code ec;
+  if (std::find(scanned_.begin(), scanned_.end(), dir) == scanned_.end()) scanned_.push_back(dir);
   if (!fs::is_directory(dir, ec)) {
     debug("skipped " + dir + ": not a directory");
     return;
@@ -331,8 +332,15 @@ const PluginRecord& PluginRegistry::require(const std::string& name) const {
   if (auto refused = refused_.find(name); refused != refused_.end()) throw PluginError(refused->second);
   std::vector<std::string> names;
   for (const auto& [n, r] : by_name_) names.push_back(n);
-  throw ConfigError("unknown plugin '" + name + "'" + did_you_mean(name, names) +
-                    "; 'skein plugins' lists the available ones");
+  std::string where;
+  for (const auto& dir : scanned_) {
+    boost::system::error_code ec;
+    where += (where.empty() ? "" : ", ") + dir + (fs::is_directory(dir, ec) ? "" : " (missing)");
+  }
+  throw ConfigError("unknown plugin '" + name + "'" + did_you_mean(name, names) + "; looked in " +
+                    (where.empty() ? std::string("no directory") : where) +
+                    "; add a directory with --plugin-dir DIR or SKEIN_PLUGIN_PATH=DIR, or name the file with "
+                    "--plugin PATH.so; 'skein plugins' lists the available ones");
 }
 
 std::vector<const PluginRecord*> PluginRegistry::plugins() const {

@@ -12,6 +12,7 @@
 
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/detail/run_files.hpp"
+#include "skein/errors.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -43,13 +44,18 @@ void remove_partial_checkpoints(const std::string& root) {
 namespace {
 
 // Where a complete checkpoint stands (checkpoint_position), or nullopt (no
-// trainer.json, or an unreadable one).
-std::optional<std::pair<long, long>> position_of(const fs::path& dir) {
+// trainer.json, or an unreadable one: then `unreadable`, when given, gets
+// "DIR/trainer.json: why").
+std::optional<std::pair<long, long>> position_of(const fs::path& dir, std::vector<std::string>* unreadable = nullptr) {
   boost::system::error_code ec;
-  if (!fs::exists(dir / checkpoint_files::kMeta, ec)) return std::nullopt;
+  const fs::path meta = dir / checkpoint_files::kMeta;
+  if (!fs::exists(meta, ec)) return std::nullopt;
   try {
-    return checkpoint_position(nlohmann::json::parse(std::ifstream((dir / checkpoint_files::kMeta).string())));
-  } catch (const std::exception&) {
+    std::ifstream in(meta.string());
+    if (!in) throw std::runtime_error("cannot be opened");
+    return checkpoint_position(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    if (unreadable) unreadable->push_back(meta.string() + ": " + first_line(e.what()));
     return std::nullopt;  // not a complete checkpoint
   }
 }
@@ -70,7 +76,7 @@ bool resumable(const std::string& name) { return name != kFinalModel && name != 
 
 }  // namespace
 
-std::string find_latest_checkpoint(const std::string& root) {
+std::string find_latest_checkpoint(const std::string& root, std::vector<std::string>* unreadable) {
   boost::system::error_code ec;
   std::string best;
   // Furthest into training first; among equals the callback's periodic
@@ -81,7 +87,7 @@ std::string find_latest_checkpoint(const std::string& root) {
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!resumable(name)) continue;
-    const auto position = position_of(it->path());
+    const auto position = position_of(it->path(), unreadable);
     if (!position) continue;
     const std::tuple<long, long, bool> rank{position->first, position->second, periodic(name)};
     if (rank > best_rank || (rank == best_rank && name < best_name)) {

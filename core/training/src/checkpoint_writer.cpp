@@ -266,9 +266,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   if (!parts.model_only) {
     put(checkpoint_files::kOptimizer, optimizer_file);
     if (open) {
-      nlohmann::json complete = history_.epochs();
-      complete.erase(complete.size() - 1);
-      put(checkpoint_files::kHistory, History::from_json(complete).dump() + "\n");
+      put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
       put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
       put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
     } else {

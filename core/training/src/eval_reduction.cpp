@@ -8,6 +8,8 @@ namespace skein::core {
 
 void add_confusion(EvalSums& sums, const Batch& batch) {
   const std::int64_t classes = batch.outputs.size(1);
+  sums.classes = std::max(sums.classes, classes);
+  if (classes > kMaxConfusionClasses) return;
   const auto pairs = class_ids_of(batch.targets).to(torch::kInt64) * classes + batch.outputs.argmax(1);
   const auto counts = torch::bincount(pairs, {}, classes * classes).reshape({-1, classes});
   if (!sums.confusion.defined()) {
@@ -36,11 +38,18 @@ void EvalSums::settle() {
 
 namespace {
 
-// The confusion counts of all ranks (a collective: every rank calls it).
-std::vector<std::vector<std::int64_t>> reduce_confusion(const torch::Tensor& local, Parallel& parallel) {
-  std::vector<double> size{local.defined() ? static_cast<double>(local.size(0)) : 0.0};
+// The confusion counts of all ranks (a collective: every rank calls it), or
+// none above kMaxConfusionClasses: then `left_out` gets the classes.
+std::vector<std::vector<std::int64_t>> reduce_confusion(const EvalSums& sums, Parallel& parallel,
+                                                        std::int64_t& left_out) {
+  const torch::Tensor& local = sums.confusion;
+  std::vector<double> size{static_cast<double>(std::max(sums.classes, local.defined() ? local.size(0) : 0))};
   parallel.all_reduce_max(size);
   const auto classes = static_cast<std::int64_t>(size[0]);
+  if (classes > kMaxConfusionClasses) {
+    left_out = classes;
+    return {};
+  }
   std::vector<double> flat(static_cast<std::size_t>(classes * classes), 0.0);
   if (local.defined() && local.size(0) == classes) {
     const auto d = local.to(torch::kCPU, torch::kFloat64).contiguous();  // counted on the run's device
@@ -86,7 +95,7 @@ EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification) {
       }
     }
   }
-  if (sums.unrecorded && classification) r.confusion = reduce_confusion(sums.confusion, parallel);
+  if (sums.unrecorded && classification) r.confusion = reduce_confusion(sums, parallel, r.confusion_left_out);
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include "skein/training/checkpoint_dir.hpp"
 #include "skein/training/crash_report.hpp"
 #include "skein/training/digest.hpp"
+#include "skein/training/eval_reduction.hpp"
 #include "skein/host/failure_report.hpp"
 #include "skein/host/interrupt.hpp"
 #include "skein/training/log_stream.hpp"
@@ -212,6 +214,12 @@ void record_test(const EvalResult& test, TrainOutcome& outcome, nlohmann::json& 
   results["test_samples"] = test.samples;
   for (const auto& [name, value] : test.metrics) results["test_" + name] = value;
   if (!test.confusion.empty()) results["test_confusion_matrix"] = test.confusion;
+  if (test.confusion_left_out > 0) {
+    const std::string note = "left out: " + std::to_string(test.confusion_left_out) + " classes, more than the " +
+                             std::to_string(kMaxConfusionClasses) + " it is kept for";
+    results["test_confusion_matrix_note"] = note;
+    log << "Test confusion matrix " << note << "\n";
+  }
   log << std::fixed << std::setprecision(4);
   if (test.accuracy) {
     results["test_accuracy"] = *test.accuracy;
@@ -251,7 +259,13 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
     throw ConfigError(blame(e, config));
   }
   if (!request.resume_dir.empty()) {
-    const std::string checkpoint = find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints));
+    std::vector<std::string> unreadable;
+    const std::string checkpoint =
+        find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints), &unreadable);
+    // A newer checkpoint may be among them: the run goes back further than the user thinks.
+    std::sort(unreadable.begin(), unreadable.end());
+    for (const std::string& file : unreadable)
+      if (run.is_main()) warn("passed over the checkpoint of unreadable " + file + "; resuming from " + checkpoint);
     trainer->resume(checkpoint, RestoreOptions{false});  // a failed load ends the process
     log << "Resumed from " << checkpoint << "\n";
   }

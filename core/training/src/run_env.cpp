@@ -10,6 +10,8 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/host/env_vars.hpp"
+#include "skein/host/host_address.hpp"
+#include "skein/io/quoted.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/store_keys.hpp"
 #include "skein/io/store.hpp"
@@ -91,6 +93,11 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
       rs.kind = RunStore::Kind::file;
       rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
     } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
+      // Every rank, rank 0 too, connects to the address (libtorch's TCPStore
+      // would retry a name it cannot resolve until the timeout).
+      resolve_host(run.master_addr,
+                   "environment variable " + (launcher.master_addr_from.empty() ? std::string(env::kMasterAddr)
+                                                                              : launcher.master_addr_from));
       const bool serve = run.rank == 0 && !launcher.agent_store;
       rs.kind = RunStore::Kind::tcp;
       rs.store = c10::make_intrusive<c10d::TCPStore>(
@@ -103,9 +110,11 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
         rs.store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + launcher.attempt, rs.store);
       }
     }
+  } catch (const ConfigError&) {
+    throw;  // names its culprit
   } catch (const std::exception& e) {
     std::string where = env_value(env::kStoreFile) ? std::string(env_value(env::kStoreFile))
-                                           : run.master_addr + ":" + std::to_string(run.master_port);
+                                           : capped(run.master_addr) + ":" + std::to_string(run.master_port);
     throw std::runtime_error("rank " + std::to_string(run.rank) + ": cannot open the run's store at " +
                              where + ": " + first_line(e.what()));
   }

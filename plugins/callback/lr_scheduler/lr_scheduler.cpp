@@ -9,6 +9,8 @@
 // Records as history key "lr" the rate of the epoch's last optimizer step.
 #include <cmath>
 #include <optional>
+#include <sstream>
+#include <string>
 
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
@@ -29,7 +31,7 @@
   X(t_max, integer, "0",                                                                      \
     "cosine, linear: epochs (or steps after warm-up) to reach eta_min (0: to the end)",       \
     SKEIN_RANGE("[0, )"))                                                                     \
-  X(eta_min, number, "0", "cosine, linear: final rate", SKEIN_RANGE("[0, )"))                 \
+  X(eta_min, number, "0", "cosine, linear: final rate, at most the optimizer's lr", SKEIN_RANGE("[0, )")) \
   X(warmup_steps, integer, "0",                                                               \
     "cosine, linear with interval step: optimizer steps of linear warm-up first",             \
     SKEIN_RANGE("[0, )"))                                                                     \
@@ -109,6 +111,11 @@ class LrScheduler final : public skein::Callback {
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!base_lr_) base_lr_ = current_lr(ctx);
+    // A "final" rate above the start: the schedule would raise the rate, surely not what was meant.
+    if ((policy_ == Policy::cosine || policy_ == Policy::linear) && eta_min_ > *base_lr_)
+      throw skein::OptionError(LrScheduleOptions::names::eta_min,
+                               "lr_scheduler: option 'eta_min' " + number(eta_min_) + " is above the optimizer's lr " +
+                                   number(*base_lr_) + ": the rate would rise; give eta_min below lr");
     const long max_epochs = ctx.config().value("max_epochs", 1L);
     if (!per_step_) {
       if (t_max_ == 0) t_max_ = max_epochs;
@@ -171,6 +178,12 @@ class LrScheduler final : public skein::Callback {
   }
 
  private:
+  // 0.001, 1e-05: as a user writes a rate.
+  static std::string number(double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  }
   static double current_lr(skein::TrainContext& ctx) {
     return ctx.optimizer().param_groups().at(0).options().get_lr();
   }
@@ -233,7 +246,7 @@ class LrScheduler final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.1",
+SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.2",
              "Learning-rate schedule per epoch or per optimizer step: step, cosine, linear (with warm-up), "
              "plateau, one_cycle (history key lr)",
              SKEIN_OPTION_SPECS(LR_SCHEDULE_OPTIONS),

@@ -116,4 +116,20 @@ BOOST_AUTO_TEST_CASE(per_step_options_that_do_not_fit_are_refused) {
   BOOST_TEST(skein::testing::contains(err({{"policy", "cyclic"}}), "must be step, cosine, linear, plateau or one_cycle, got 'cyclic'"));
 }
 
+// eta_min above the optimizer's lr would make cosine and linear raise the
+// rate: refused before the first epoch, naming the option. At lr it is a
+// constant rate; other policies do not read it.
+BOOST_AUTO_TEST_CASE(eta_min_above_the_learning_rate_is_refused_at_the_start) {
+  auto start = [&](const nlohmann::json& options) {
+    FakeRun ctx(harness);  // lr 0.1
+    return skein::testing::message_of<skein::ConfigError>([&] { make("lr_scheduler", options)->on_train_begin(ctx); });
+  };
+  for (const char* policy : {"cosine", "linear"}) {
+    const std::string err = start({{"policy", policy}, {"eta_min", 0.5}});
+    BOOST_TEST(skein::testing::contains(err, "option 'eta_min' 0.5 is above the optimizer's lr 0.1"), err);
+    BOOST_TEST(start({{"policy", policy}, {"eta_min", 0.1}}).empty(), policy);
+  }
+  BOOST_TEST(start({{"policy", "step"}, {"eta_min", 0.5}}).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

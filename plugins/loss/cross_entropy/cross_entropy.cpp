@@ -1,6 +1,8 @@
 // Loss "cross_entropy": softmax cross-entropy of class scores against class
 // ids, optionally weighted per class (imbalanced data; PyTorch's `weight`:
 // the batch loss is the weighted mean, divided by the targets' weights).
+#include <algorithm>
+
 #include <torch/nn/functional/loss.h>
 
 #include "skein/errors.hpp"
@@ -11,7 +13,8 @@
 // Declared once: the schema and CrossEntropyOptions.
 #define CROSS_ENTROPY_OPTIONS(X)                                                      \
   X(label_smoothing, number, "0.0", "Label smoothing", SKEIN_RANGE("[0, 1]"))         \
-  X(weight, number_list, "[]", "Per-class weights, one per class (empty: all 1)", SKEIN_RANGE("[0, )"))
+  X(weight, number_list, "[]", "Per-class weights, one per class, not all 0 (empty: all 1)",     \
+    SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -23,6 +26,9 @@ class CrossEntropy final : public skein::ClassificationLoss {
     const CrossEntropyOptions o(args.options);
     smoothing_ = o.label_smoothing;
     weight_ = o.weight;
+    // Every sample would weigh 0: each batch's loss is 0 / 0, NaN, from the first step.
+    if (!weight_.empty() && std::all_of(weight_.begin(), weight_.end(), [](double w) { return w == 0; }))
+      args.options.fail(kWeight, "is all 0: no sample would count (every loss NaN); give some class a weight above 0");
   }
 
  private:
@@ -46,7 +52,7 @@ class CrossEntropy final : public skein::ClassificationLoss {
 
 }  // namespace
 
-SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.2.0",
+SKEIN_PLUGIN(CrossEntropy, loss, "cross_entropy", "1.2.1",
              "Cross-entropy of class scores [N, C] against class ids [N] or class probabilities [N, C] "
              "(one-hot or soft labels; accuracy against the most likely class)",
              SKEIN_OPTION_SPECS(CROSS_ENTROPY_OPTIONS))

@@ -23,3 +23,16 @@ BOOST_AUTO_TEST_CASE(class_weights_weigh_each_sample_by_its_class) {
   BOOST_TEST(wrong.find("loss (plugin 'cross_entropy'): option 'weight' has 2 entries, but the model outputs 3 "
                         "class scores") != std::string::npos, wrong);
 }
+
+// All weights 0: every batch's loss would be 0 / 0, NaN, and the run would
+// train on NaN to the end. Refused when the loss is made; one 0 is fine.
+BOOST_AUTO_TEST_CASE(all_zero_class_weights_are_refused_when_the_loss_is_made) {
+  skein::testing::Harness harness;
+  const auto zero = skein::testing::message_of<skein::ConfigError>(
+      [&] { harness.create<skein::Loss>("cross_entropy", {{"weight", {0.0, 0.0, 0.0}}}); });
+  BOOST_TEST(zero.find("option 'weight' is all 0") != std::string::npos, zero);
+  const auto scores = torch::randn({4, 3});
+  const auto ids = torch::tensor({0, 1, 2, 1}, torch::kInt64);
+  auto one_zero = harness.create<skein::Loss>("cross_entropy", {{"weight", {0.0, 1.0, 1.0}}});
+  BOOST_TEST(std::isfinite(one_zero->compute(scores, ids).item<double>()));
+}

@@ -6,6 +6,10 @@
 // keys, so recording a batch builds no JSON and (amortised) allocates nothing.
 // At epoch end the pending records of every rank are committed into the
 // epoch's "batches" list in one go.
+//
+// history.json keeps the order keys were recorded in, as skorch's does
+// ("epoch" first): the epochs are held as nlohmann::json, whose objects sort
+// their keys, and the History remembers the order each key first came in.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -77,16 +81,33 @@ class SKEIN_EXPORT History {
   // or null when absent.
   nlohmann::json get(long index, const std::string& key) const;
 
-  // skorch's History.to_file layout: a JSON array of epoch objects. Non-finite
-  // numbers are written as the strings "NaN", "Infinity", "-Infinity".
+  // skorch's History.to_file layout: a JSON array of epoch objects, each
+  // object's keys in the order they were first recorded (API 3.4; before:
+  // alphabetical). Non-finite numbers are written as the strings "NaN",
+  // "Infinity", "-Infinity".
   std::string dump(int indent = -1) const;
   void save(const std::string& path) const;  // atomic (temp file + rename)
+  // Keys in any order are read; those of a sorted nlohmann::json come in
+  // "epoch", "batches", then alphabetically. API 3.4: the ordered_json
+  // overload (load's) keeps the order they come in.
   static History from_json(const nlohmann::json& epochs);
+  static History from_json(const nlohmann::ordered_json& epochs);
   static History load(const std::string& path);
+  // API 3.4: the first `n` epochs (all when there are fewer), keys in the
+  // same order: a checkpoint written inside an epoch keeps the complete ones.
+  History first_epochs(std::size_t n) const;
 
  private:
+  template <class Json>
+  void learn_order(const Json& epoch);
+
   nlohmann::json epochs_ = nlohmann::json::array();
   BatchLog pending_;
+  // API 3.4, at the end (plugins get a History by reference, never build
+  // one): the keys of the epochs, and of their batch rows, in the order
+  // each first came in.
+  std::vector<std::string> key_order_;
+  std::vector<std::string> batch_key_order_;
 };
 
 // The keys skein itself records in a history: their one home (the trainer,

@@ -30,6 +30,9 @@ struct LauncherEnv {
   int node_rank = 0;
   int nnodes = 1;
   std::string master_addr;  // empty: not given (a single process, or skein's FileStore)
+  // The variable that gave master_addr (MASTER_ADDR, PET_MASTER_ADDR,
+  // SLURM_STEP_NODELIST, ...); empty when skein chose it.
+  std::string master_addr_from;
   int master_port = 0;      // 0: not given
   // The launcher already serves the run's TCPStore (skein train on several
   // nodes, torchrun's static rendezvous): rank 0 connects instead of serving.
@@ -38,8 +41,9 @@ struct LauncherEnv {
   // SKEIN_RUN_ID, or torchrun's TORCHELASTIC_RUN_ID and restart count. Empty:
   // rank 0 draws one.
   std::string run_id;
-  // The attempt, TORCHELASTIC_RESTART_COUNT as given ("0" for the first, or
-  // when no launcher restarts): set by skein train's launcher and torchrun.
+  // The attempt, TORCHELASTIC_RESTART_COUNT ("0" for the first, or when no
+  // launcher restarts): set by skein train's launcher and torchrun; a
+  // ConfigError unless a whole number from 0.
   std::string attempt = "0";
   // Kubeflow with PET_NPROC_PER_NODE > 1: this process stands for its pod,
   // which must start that many workers (skein train --nproc-per-node); 0 when
@@ -54,7 +58,9 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // nested (skein train or torchrun inside an srun task: theirs). torchrun's
 // variables set explicitly win over a cluster launcher's, and a value that
 // disagrees with the cluster's is a ConfigError naming both variables, as is
-// a malformed value (naming the variable).
+// a malformed value (naming the variable), a master address too long for a
+// host name among them (check_host_name; whether it resolves is checked
+// where the store is opened: resolve_host).
 SKEIN_EXPORT LauncherEnv read_launcher_env(const EnvLookup& env);
 SKEIN_EXPORT LauncherEnv read_launcher_env(const std::map<std::string, std::string>& env);
 

@@ -55,8 +55,8 @@ class SKEIN_EXPORT PluginRegistry {
   // An explicit file wins over a discovered plugin of the same name.
   const PluginRecord& load_file(const std::string& path);
 
-  // Looks a plugin up by name; throws ConfigError (unknown, with suggestion)
-  // or PluginError (ambiguous: two files declare the name; or its file was refused, and why).
+  // Looks a plugin up by name; throws ConfigError (unknown, with suggestion,
+  // the directories scanned and how to add one) or PluginError (ambiguous: two files declare the name; or its file was refused, and why).
   const PluginRecord& require(const std::string& name) const;
   const PluginRecord* find(const std::string& name) const;
 
@@ -88,6 +88,7 @@ class SKEIN_EXPORT PluginRegistry {
   std::vector<std::string> seen_paths_;
   std::vector<PluginProblem> problems_;
   std::map<std::string, std::string> refused_;  // name -> why its file was refused
+  std::vector<std::string> scanned_;             // each directory asked for, as given
   bool debug_ = false;
 };
 

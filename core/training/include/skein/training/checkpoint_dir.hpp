@@ -2,6 +2,7 @@
 // A run's checkpoints directory as a whole (each checkpoint is written by
 // trainer_checkpoint.cpp: into .tmp-NAME-PID, then renamed into place).
 #include <string>
+#include <vector>
 
 #include "skein/detail/export.hpp"
 #include "skein/run.hpp"
@@ -19,8 +20,11 @@ inline constexpr const char* kFinalModel = "final";
 // The complete checkpoint directly under `root` furthest into training (the
 // checkpoint callback's epoch_* and step_*, a session's save_checkpoint
 // names; never `final` or `best`), a periodic one among equals, or "":
-// what --resume, a session's resume and restarts continue from.
-SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root);
+// what --resume, a session's resume and restarts continue from. A
+// checkpoint whose trainer.json is there but unreadable is passed over;
+// `unreadable`, when given, gets one line for each ("DIR/trainer.json: why").
+SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root,
+                                                std::vector<std::string>* unreadable = nullptr);
 
 // The model export, predict and init_from take by default: `root`/final, or
 // the newest periodic checkpoint when that holds a later complete epoch (a resumed run

@@ -16,6 +16,12 @@
 
 namespace skein::core {
 
+// The most classes a test confusion matrix is kept for: its C x C counts go
+// into results.json (1000 classes: a million numbers, some MB). Above it the
+// matrix is left out (EvalResult::confusion_left_out, a note in train.log
+// and results.json), never allocated: 60,000 classes would need 28.8 GB.
+inline constexpr std::int64_t kMaxConfusionClasses = 1000;
+
 // Loss and accuracy summed over every rank's share of a split.
 struct EvalResult {
   double loss = 0;
@@ -26,6 +32,9 @@ struct EvalResult {
   // Classification losses, unrecorded passes (the test split): samples by
   // [true class][predicted class], over all ranks.
   std::vector<std::vector<std::int64_t>> confusion;
+  // The number of classes when it is above kMaxConfusionClasses (confusion
+  // then stays empty), else 0.
+  std::int64_t confusion_left_out = 0;
 };
 
 // loss * samples, correct, samples of this rank's evaluation batches.
@@ -41,11 +50,13 @@ struct SKEIN_EXPORT EvalSums {
   torch::Tensor on_device;                 // float64 [2]: loss * samples, correct; until settle()
   std::map<std::string, double> metrics;  // name -> sum of value * batch size (unrecorded passes)
   torch::Tensor confusion;                 // int64 [C, C] (unrecorded passes, classification)
+  std::int64_t classes = 0;                // C of the classification batches seen (0: none)
   bool unrecorded = false;                 // the test split: no valid_* records
   long batches = 0;
 };
 
-// Adds the (true class, predicted class) counts of a classification batch.
+// Adds the (true class, predicted class) counts of a classification batch;
+// only counts its classes above kMaxConfusionClasses.
 SKEIN_EXPORT void add_confusion(EvalSums& sums, const Batch& batch);
 // Sums over every rank as a result (settled first): a collective, every rank calls it.
 SKEIN_EXPORT EvalResult reduce_eval(EvalSums sums, Parallel& parallel, bool classification);
