@@ -9,6 +9,8 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.4: skein::ScaledInputs (a new optional base of datasets; no vtable changed): the
+//      scaling a dataset applies to its raw inputs, which export and predict apply too.
 // 3.3: skein::ShardedOptimizer (a new optional base of parallel wrappers; no vtable
 //      changed); class_ids_of (skein/loss.hpp) and check_held_out_shape (skein/dataset.hpp)
 //      moved in from the kit; the file formats the host and plugins share are
@@ -31,7 +33,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 3
+#define SKEIN_API_MINOR 4
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x
