@@ -73,14 +73,17 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   BOOST_TEST(listing.exit_code == 0, listing.err);
   BOOST_TEST(!contains(listing.err, "libtorch"), listing.err);
 
-  // By path.
+  // By path. record_block_norm reaches the model residual_mlp made, by its
+  // type, through the library both link (skein_add_plugin_library).
   auto r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r1") +
                      " --plugin " + build() + "/libresidual_mlp.so --plugin " + build() +
-                     "/libstop_at_accuracy.so:target=0.9");
+                     "/libstop_at_accuracy.so:target=0.9 --plugin " + build() + "/librecord_block_norm.so");
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "valid_acc reached"), r.out);
   auto config = nlohmann::json::parse(test::read_text(tmp.str("r1/config.json")));
   BOOST_TEST(config["plugin_versions"]["residual_mlp"]["version"].get<std::string>() == "1.0.0");
+  for (const auto& epoch : nlohmann::json::parse(test::read_text(tmp.str("r1/history.json"))))
+    BOOST_TEST(epoch.value("block_norm", 0.0) > 0, epoch.dump());
 
   // By name, found through SKEIN_PLUGIN_PATH.
   r = test::run("env SKEIN_PLUGIN_PATH=" + build() + " " + skein() + " train --config " + tmp.str("cfg.json") +
@@ -95,6 +98,12 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(contains(r.out, prefix() + "/lib/skein/plugins/libresidual_mlp.so"), r.out);
   BOOST_TEST(contains(r.out, "blocks"), r.out);
+  // The shared model library went to lib/, where the installed plugins find it.
+  BOOST_TEST(fs::exists(prefix() + "/lib/libresidual_mlp_net.so"));
+  r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r4") +
+                " --set max_epochs=1 --plugin record_block_norm");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(test::read_text(tmp.str("r4/history.json")).find("block_norm") != std::string::npos);
 }
 
 // An application training in-process: examples/embed built against the
