@@ -566,6 +566,64 @@ BOOST_AUTO_TEST_CASE(standardized_inputs_reach_predict_and_export) {
   }
 }
 
+// Issue 38: a Python user of an exported model must not need the docs to
+// scale inputs as the dataset did (idx: (pixel / 255 - 0.2860) / 0.3530).
+BOOST_AUTO_TEST_CASE(exports_and_predict_take_raw_inputs_scaled_as_the_dataset_did) {
+  std::filesystem::create_directories(dir("mnist"));
+  test::write_tiny_mnist(dir("mnist"), 64, 16, false);
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "idx"}, {"dir", dir("mnist")}};
+  cfg["model"] = {{"plugin", "mlp"}, {"hidden", {8}}};
+  cfg["max_epochs"] = 1;
+  auto r = train(cfg, "pixels");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  torch::manual_seed(38);
+  const auto raw = torch::randint(0, 256, {5, 1, 28, 28}).to(torch::kFloat32);
+  test::write_text(dir("raw.npy"), skein::npy_bytes(raw));
+  test::write_text(dir("scaled.npy"), skein::npy_bytes((raw / 255 - 0.2860) / 0.3530));
+  // predict takes raw pixels: the outputs of the model on the scaled ones.
+  const std::string run = dir("pixels");
+  r = skein("predict " + run + " --inputs " + dir("raw.npy") + " --out " + dir("raw_out.npy"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = skein("predict " + run + " --inputs " + dir("scaled.npy") + " --out " + dir("scaled_out.npy") +
+            " --no-input-scaling");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  const auto from_raw = skein::read_npy(dir("raw_out.npy")), from_scaled = skein::read_npy(dir("scaled_out.npy"));
+  BOOST_TEST(torch::allclose(from_raw, from_scaled, 1e-5, 1e-5), from_raw - from_scaled);
+  // The exported module scales raw pixels itself, and its JSON says how.
+  r = skein("export " + run + " --format torchscript --out " + dir("pixels.pt"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("check_torchscript " + dir("pixels.pt") + " " + dir("raw.npy") + " " + dir("raw_out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  auto about = load_json(dir("pixels.pt.json"));
+  BOOST_TEST(about["format"] == "torchscript");
+  BOOST_TEST(about["input_shape"] == nlohmann::json({1, 28, 28}));
+  BOOST_TEST(about["input_scaling_in_model"] == true);
+  BOOST_TEST_REQUIRE(about["input_scaling"].size() == 1u, about.dump());
+  const auto step = about["input_scaling"][0];
+  BOOST_TEST(step["from"] == "dataset 'idx'");
+  BOOST_TEST(step["divide_by"].get<double>() == 255.0);
+  BOOST_TEST(step["mean"] == nlohmann::json({0.2860}));
+  BOOST_TEST(step["std"] == nlohmann::json({0.3530}));
+  // --no-input-scaling: a module of the model's own inputs; the JSON still says how to make them.
+  r = skein("export " + run + " --format torchscript --no-input-scaling --out " + dir("bare.pt"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = py("check_torchscript " + dir("bare.pt") + " " + dir("scaled.npy") + " " + dir("raw_out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  r = py("check_scaled_by_json " + dir("bare.pt") + " " + dir("raw.npy") + " " + dir("raw_out.npy"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  about = load_json(dir("bare.pt.json"));
+  BOOST_TEST(about["input_scaling_in_model"] == false);
+  BOOST_TEST(about["input_scaling"][0] == step);
+  // A state dict holds weights only: its JSON says the scaling is the user's to do.
+  r = skein("export " + run + " --format state_dict --out " + dir("weights.pt"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  about = load_json(dir("weights.pt.json"));
+  BOOST_TEST(about["format"] == "state_dict");
+  BOOST_TEST(about["input_scaling_in_model"] == false);
+  BOOST_TEST(about["input_scaling"][0] == step);
+}
+
 BOOST_AUTO_TEST_CASE(libtorch_errors_read_as_their_cause) {
   // Raised inside TorchScript code: the cause comes after the script's traceback.
   test::expect_one_error(train(script_regression_config(script("bad_view")), "view"), 1,

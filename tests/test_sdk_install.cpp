@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE sdk_install
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+
 #include "test_support.hpp"
 
 // A third party's view: install Skein, build examples/third-party-plugin
@@ -73,14 +75,39 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   BOOST_TEST(listing.exit_code == 0, listing.err);
   BOOST_TEST(!contains(listing.err, "libtorch"), listing.err);
 
-  // By path.
+  // By path. record_block_norm reaches the model residual_mlp made, by its
+  // type, through the library both link (skein_add_plugin_library).
   auto r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r1") +
                      " --plugin " + build() + "/libresidual_mlp.so --plugin " + build() +
-                     "/libstop_at_accuracy.so:target=0.9");
+                     "/libstop_at_accuracy.so:target=0.9 --plugin " + build() + "/librecord_block_norm.so");
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   BOOST_TEST(contains(r.out, "valid_acc reached"), r.out);
   auto config = nlohmann::json::parse(test::read_text(tmp.str("r1/config.json")));
   BOOST_TEST(config["plugin_versions"]["residual_mlp"]["version"].get<std::string>() == "1.0.0");
+  for (const auto& epoch : nlohmann::json::parse(test::read_text(tmp.str("r1/history.json"))))
+    BOOST_TEST(epoch.value("block_norm", 0.0) > 0, epoch.dump());
+
+  // The history backend on two processes: every rank's history is the same
+  // (run.json's end-of-run check, enforced as the backend synchronizes ranks).
+  auto two = test::synthetic_config();
+  two["history"] = {{"plugin", "jsonl_history"}};
+  two["max_epochs"] = 2;
+  test::write_text(tmp.str("two.json"), two.dump());
+  r = test::run(test::in_private_network(skein() + " train --config " + tmp.str("two.json") + " --run-dir " +
+                                         tmp.str("r3") + " --nproc-per-node 2 --timeout 60 --plugin " + build() +
+                                         "/libjsonl_history.so"),
+                240);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  const auto run_json = nlohmann::json::parse(test::read_text(tmp.str("r3/run.json")));
+  BOOST_TEST(run_json["consistent"] == true, run_json.dump());
+  BOOST_TEST(run_json["checked"] == true, run_json.dump());
+  const auto history = nlohmann::json::parse(test::read_text(tmp.str("r3/history.json")));
+  BOOST_TEST_REQUIRE(history.size() == 2u);
+  std::set<int> ranks;
+  for (const auto& row : history[1]["batches"]) ranks.insert(row["rank"].get<int>());
+  BOOST_TEST(ranks == (std::set<int>{0, 1}));
+  for (const char* file : {"r3/history_ranks/rank0.jsonl", "r3/history_ranks/rank1.jsonl"})
+    BOOST_TEST(test::read_text(tmp.str(file)).find(run_json["run_id"].get<std::string>()) != std::string::npos, file);
 
   // By name, found through SKEIN_PLUGIN_PATH.
   r = test::run("env SKEIN_PLUGIN_PATH=" + build() + " " + skein() + " train --config " + tmp.str("cfg.json") +
@@ -95,6 +122,12 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(contains(r.out, prefix() + "/lib/skein/plugins/libresidual_mlp.so"), r.out);
   BOOST_TEST(contains(r.out, "blocks"), r.out);
+  // The shared model library went to lib/, where the installed plugins find it.
+  BOOST_TEST(fs::exists(prefix() + "/lib/libresidual_mlp_net.so"));
+  r = test::run(skein() + " train --config " + tmp.str("cfg.json") + " --run-dir " + tmp.str("r4") +
+                " --set max_epochs=1 --plugin record_block_norm");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(test::read_text(tmp.str("r4/history.json")).find("block_norm") != std::string::npos);
 }
 
 // An application training in-process: examples/embed built against the

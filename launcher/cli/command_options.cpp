@@ -27,7 +27,10 @@ void add_trained_model_options(po::options_description& opts, core::TrainedModel
                      "the run directory (also the first positional argument)")(
       "checkpoint", po::value(&model.checkpoint),
       "checkpoint name under RUN_DIR/checkpoints (default: the newest epoch_*)")(
-      "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins");
+      "plugin-dir", po::value(&model.plugin_dirs)->composing(), "also scan this directory for plugins")(
+      "no-input-scaling", po::bool_switch()->notifier([&model](bool off) { model.input_scaling = !off; }),
+      "inputs are what the model itself takes: the dataset's scaling and standardize are neither applied "
+      "nor exported (by default inputs are raw, as the dataset's files hold them)");
 }
 
 void add_script_options(po::options_description& opts, ScriptPermissions& script) {
@@ -160,7 +163,10 @@ bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
       "out", po::value(&out.out)->required(), "file to write");
   add_script_options(opts, out.script);
   po::variables_map vm = parse_with_run_dir(args, opts);
-  return finish(vm, "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]\n\n",
+  return finish(vm,
+                "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME] "
+                "[--no-input-scaling]\n\nwrites FILE and, beside it, FILE.json: the input shape and how raw "
+                "inputs are scaled\n\n",
                 opts);
 }
 
@@ -174,7 +180,7 @@ bool parse_predict_args(const std::vector<std::string>& args, PredictArgs& out) 
   add_script_options(opts, out.script);
   po::variables_map vm = parse_with_run_dir(args, opts);
   return finish(vm, "usage: skein predict RUN_DIR --inputs FILE.npy --out FILE.npy [--checkpoint NAME] "
-                "[--batch-size N]\n\n",
+                "[--batch-size N] [--no-input-scaling]\n\n",
                 opts);
 }
 

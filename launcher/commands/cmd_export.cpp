@@ -1,5 +1,8 @@
-// skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME]
+// skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME] [--no-input-scaling]
+// writes the model to FILE and what its inputs must be to FILE.json.
 #include <iostream>
+
+#include <boost/filesystem.hpp>
 
 #include "command_options.hpp"
 #include "commands.hpp"
@@ -20,9 +23,23 @@ int cmd_export(const std::vector<std::string>& args) {
     throw ConfigError("--format '" + format + "': expected torchscript or state_dict");
 
   check_output_file(out, "--out");
+  // Beside a file only: a pipe or a device (--out /dev/stdout) has no place beside it.
+  boost::system::error_code ec;
+  const auto status = boost::filesystem::status(out, ec);
+  const bool beside = !boost::filesystem::exists(status) || boost::filesystem::is_regular_file(status);
+  const std::string about = out + ".json";
+  if (beside) check_output_file(about, "--out (its JSON)");
   core::TrainedModel trained(parsed.model);
-  write_file_atomic(out, format == "torchscript" ? trained.torchscript() : trained.state_dict());
-  std::cout << "Exported " << trained.checkpoint_dir() << " as " << format << " to " << out << std::endl;
+  const bool torchscript = format == "torchscript";
+  write_file_atomic(out, torchscript ? trained.torchscript() : trained.state_dict());
+  if (beside) {
+    nlohmann::json record = trained.input_record(torchscript);
+    record["format"] = format;
+    record["checkpoint"] = trained.checkpoint_dir();
+    write_file_atomic(about, record.dump(2) + "\n");
+  }
+  std::cout << "Exported " << trained.checkpoint_dir() << " as " << format << " to " << out
+            << (beside ? " (inputs: " + about + ")" : std::string()) << std::endl;
   return 0;
 }
 

@@ -59,3 +59,30 @@ function(skein_add_plugin target)
     endif()
   endif()
 endfunction()
+
+# skein_add_plugin_library(<target> SOURCES <src>... [LIBRARIES <lib>...] [NO_INSTALL])
+#
+# A SHARED library of types that several plugins share, such as a model class
+# a callback reaches with ctx.model<T>(): link it to each plugin
+# (skein_add_plugin(... LIBRARIES <target>)). Its classes are declared with
+# SKEIN_EXPORT and each has a virtual function defined in the library (its
+# destructor will do), so their vtable and type information exist once, here,
+# and a dynamic_cast in one plugin recognises an object another made.
+# Installed into lib/, which the plugins' RPATH ($ORIGIN/../..) finds.
+function(skein_add_plugin_library target)
+  cmake_parse_arguments(ARG "NO_INSTALL" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "skein_add_plugin_library(${target}): SOURCES is empty")
+  endif()
+  add_library(${target} SHARED ${ARG_SOURCES})
+  target_link_libraries(${target} PUBLIC skein::sdk skein::kit ${ARG_LIBRARIES})
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden  # only what SKEIN_EXPORT marks is shared
+    VISIBILITY_INLINES_HIDDEN ON
+    INSTALL_RPATH "$ORIGIN;${SKEIN_SDK_LIBDIR}"
+    BUILD_RPATH "$<TARGET_FILE_DIR:skein::sdk>")
+  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  if(NOT ARG_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION lib)
+  endif()
+endfunction()

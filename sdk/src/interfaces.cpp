@@ -21,6 +21,7 @@ TrainContext::~TrainContext() = default;
 Dataset::~Dataset() = default;
 InMemoryDataset::~InMemoryDataset() = default;
 OwnValidation::~OwnValidation() = default;
+ScaledInputs::~ScaledInputs() = default;
 SampleSource::~SampleSource() = default;
 HistoryBackend::~HistoryBackend() = default;
 Model::~Model() = default;

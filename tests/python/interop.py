@@ -177,6 +177,20 @@ class PerSampleLoss(nn.Module):
         return (outputs - targets.view_as(outputs)) ** 2
 
 
+def model_inputs(x, about):
+    """Raw inputs x [N, ...] scaled as an export's FILE.json says."""
+    for step in about["input_scaling"]:
+        x = x / step["divide_by"]
+        for key, apply in (("mean", torch.sub), ("std", torch.div)):
+            v = torch.tensor(step[key])
+            if step["from"] == "standardize":
+                v = v.reshape(x.shape[1:])  # one value per element of a sample
+            elif v.numel() > 1:
+                v = v.reshape((-1,) + (1,) * (x.dim() - 2))  # one per channel
+            x = apply(x, v)
+    return x
+
+
 def fail(message):
     print("interop.py: " + message, file=sys.stderr)
     sys.exit(1)
@@ -316,6 +330,13 @@ def main(argv):
     elif command == "tensors_file":  # tensors_file X.npy Y.npy OUT.pt: torch.save({"inputs": x, "targets": y})
         x, y = torch.from_numpy(np.load(args[0])), torch.from_numpy(np.load(args[1]))
         torch.save({"inputs": x, "targets": y}, args[2])
+    elif command == "check_scaled_by_json":  # check_scaled_by_json EXPORTED.pt RAW.npy OUTPUTS.npy
+        # A module exported --no-input-scaling, on raw inputs scaled as EXPORTED.pt.json says.
+        about = json.load(open(args[0] + ".json"))
+        x = model_inputs(torch.from_numpy(np.load(args[1])).float(), about)
+        with torch.no_grad():
+            got = torch.jit.load(args[0]).eval()(x).numpy()
+        close(got, np.load(args[2]), "export on inputs scaled by its JSON vs skein predict")
     elif command == "check_torchscript":  # check_torchscript EXPORTED.pt INPUTS.npy OUTPUTS.npy
         module = torch.jit.load(args[0])
         module.eval()

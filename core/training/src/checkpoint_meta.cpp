@@ -203,6 +203,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.data_info = parse_data_info(meta, bad);
   out.script = parse_script(meta, bad);
   out.input_scaling = meta.value("input_scaling", nlohmann::json());
+  out.data_scaling = meta.value("data_scaling", nlohmann::json());
   out.open_epoch = parse_open_epoch(meta, bad);
   out.loss_scale = parse_loss_scale(meta, bad);
   if (auto only = meta.find("model_only"); only != meta.end()) {

@@ -39,6 +39,7 @@
 
 #include "skein/training/checkpoint_dir.hpp"
 #include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/data_scaling.hpp"
 #include "skein/training/digest.hpp"
 #include "skein/training/fault_point.hpp"
 #include "skein/training/optimizer_shards.hpp"
@@ -167,6 +168,7 @@ nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const Epo
                          {"files", checksums}};
   if (auto script = script_pin(*parts_.model); !script.is_null()) meta["script"] = script;
   if (parts_.splits.scaling.active()) meta["input_scaling"] = parts_.splits.scaling.to_json();
+  if (parts_.splits.data_scaling) meta["data_scaling"] = data_scaling_json(*parts_.splits.data_scaling);
   if (parts_.loss_scaler.enabled())
     meta["loss_scale"] = {{"scale", parts_.loss_scaler.current_scale()},
                           {"growth_tracker", parts_.loss_scaler.growth_tracker()}};

@@ -58,6 +58,32 @@ void mirror_into_script(torch::nn::Module& from, torch::jit::Module& into) {
   }
 }
 
+// A module that scales raw inputs as `data` (the dataset's, if any) and then
+// `standardize` (if active) do, and calls `model` on them: the trained module
+// stays whole (control flow, methods) as the submodule `model`; the scaling's
+// constants are buffers beside it, on `device`.
+torch::jit::Module scaling_script(const torch::jit::Module& model, const std::optional<InputScale>& data,
+                                  const InputScaling& standardize, const std::vector<std::int64_t>& sample_shape,
+                                  const torch::Device& device) {
+  torch::jit::Module outer("__torch__.skein.export.ScaledInputs");
+  outer.register_attribute("training", c10::BoolType::get(), false);
+  outer.register_module("model", model);
+  const auto dims = static_cast<std::int64_t>(sample_shape.size());
+  const InputScale scale = data.value_or(InputScale{});
+  outer.register_attribute("divide_by", c10::FloatType::get(), scale.divide_by);
+  outer.register_buffer("data_mean", data_scaling_mean(scale, dims).to(device));
+  outer.register_buffer("data_std", data_scaling_std(scale, dims).to(device));
+  const auto ones = torch::ones(sample_shape, torch::TensorOptions().device(device));
+  outer.register_buffer("standardize_mean", standardize.active() ? standardize.mean : ones - 1);
+  outer.register_buffer("standardize_std", standardize.active() ? standardize.std : ones);
+  outer.define(R"(
+def forward(self, x):
+    x = (x / self.divide_by - self.data_mean) / self.data_std
+    return self.model.forward((x - self.standardize_mean) / self.standardize_std)
+)");
+  return outer;
+}
+
 }  // namespace
 
 std::string state_dict_file_of(const std::string& source) {
@@ -113,13 +139,15 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const Options model_opts = config_.model.make_options();
   model_ = registry_.create<Model>(*config_.model.record, PluginArgs{model_opts, run, &info_, nullptr});
   check_script_unchanged(*model_, meta, "checkpoint " + checkpoint_dir_);
-  if (!meta.input_scaling.is_null()) {
-    try {
+  try {
+    if (!meta.input_scaling.is_null())
       scaling_ = InputScaling::from_json(meta.input_scaling, info_.input_shape, "checkpoint " + checkpoint_dir_);
-    } catch (const std::runtime_error& e) {
-      throw ConfigError(e.what());
-    }
+    if (!meta.data_scaling.is_null())
+      data_scaling_ = data_scaling_from_json(meta.data_scaling, info_, "checkpoint " + checkpoint_dir_);
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
   }
+  scale_inputs_ = options.input_scaling;
   const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
   device_ = choose_device(options.device, RunInfo{}).device;
@@ -147,7 +175,7 @@ torch::Tensor TrainedModel::predict(const torch::Tensor& inputs, std::int64_t ba
   std::vector<torch::Tensor> outputs;
   for (std::int64_t lo = 0; lo < inputs.size(0); lo += batch_size) {
     const auto batch = inputs.slice(0, lo, std::min(inputs.size(0), lo + batch_size)).to(device_, dtype);
-    outputs.push_back(model_->forward(scaling_.apply(batch)).cpu());
+    outputs.push_back(model_->forward(model_inputs(batch)).cpu());
   }
   if (outputs.empty()) return torch::empty({0});
   return torch::cat(outputs);
@@ -158,15 +186,17 @@ std::string TrainedModel::state_dict() const { return state_dict_bytes(*model_);
 std::string TrainedModel::torchscript() {
   model_->eval();
   std::ostringstream out;
-  auto* scripted = dynamic_cast<ScriptedModel*>(model_.get());
-  if (scripted && !scaling_.active()) {
-    scripted->script().save(out);
+  if (auto* scripted = dynamic_cast<ScriptedModel*>(model_.get())) {
+    if (scales())
+      scaling_script(scripted->script(), data_scaling_, scaling_, info_.input_shape, device_).save(out);
+    else
+      scripted->script().save(out);
     return out.str();
   }
   // libtorch cannot script a C++ module, but it can trace one: the module's
   // tensors become attributes of a new scripted module, and forward is
-  // recorded on an example batch, with the input scaling (its mean and std
-  // constants of the graph) when the run standardized its inputs.
+  // recorded on an example batch, with the input scaling (constants of the
+  // graph) when the dataset scaled its inputs or the run standardized them.
   torch::jit::Module module("__torch__.skein.export." + config_.model.record->name);
   mirror_into_script(*model_, module);
   std::vector<std::int64_t> shape{2};
@@ -177,7 +207,7 @@ std::string TrainedModel::torchscript() {
     auto traced = torch::jit::tracer::trace(
         {example},
         [&](torch::jit::Stack inputs) -> torch::jit::Stack {
-          return {model_->forward(scaling_.apply(inputs.at(0).toTensor()))};
+          return {model_->forward(model_inputs(inputs.at(0).toTensor()))};
         },
         [](const torch::autograd::Variable&) { return std::string(); }, /*strict=*/false,
         /*force_outplace=*/false, &module);
@@ -191,6 +221,27 @@ std::string TrainedModel::torchscript() {
   }
   module.save(out);
   return out.str();
+}
+
+torch::Tensor TrainedModel::model_inputs(const torch::Tensor& raw) const {
+  if (!scale_inputs_) return raw;
+  return scaling_.apply(data_scaling_ ? apply_data_scaling(*data_scaling_, raw) : raw);
+}
+
+nlohmann::json TrainedModel::input_record(bool in_model) const {
+  nlohmann::json steps = nlohmann::json::array();
+  if (data_scaling_) {
+    steps.push_back(data_scaling_json(*data_scaling_));
+    steps.back()["from"] = config_.data.record ? "dataset '" + config_.data.record->name + "'" : "dataset";
+  }
+  if (scaling_.active()) {
+    steps.push_back(scaling_.to_json());
+    steps.back()["divide_by"] = 1;
+    steps.back()["from"] = "standardize";
+  }
+  return {{"input_shape", info_.input_shape},
+          {"input_scaling", steps},
+          {"input_scaling_in_model", in_model && scales()}};
 }
 
 }  // namespace skein::core

@@ -5,6 +5,7 @@
 
 #include "skein/errors.hpp"
 #include "skein/dataset.hpp"
+#include "skein/training/data_scaling.hpp"
 #include "skein/training/located.hpp"
 
 namespace skein::core {
@@ -116,6 +117,7 @@ TrainingData open_training_data(const DataSource& source, const RunConfig& confi
   if (d.train.size() < run.world_size)
     throw ConfigError("data: " + std::to_string(d.train.size()) + " training samples cannot feed " +
                       std::to_string(run.world_size) + " ranks");
+  d.data_scaling = declared_data_scaling(source.data, source.info, data_where);
   // Every rank reads the whole training split: the same scaling everywhere.
   if (config.standardize) d.scaling = InputScaling::of(d.train, source.info.input_shape);
   return d;

@@ -115,7 +115,8 @@ class IdxSource final : public skein::SampleSource {
   PixelTable table_;
 };
 
-class IdxDataset final : public skein::StreamingDataset {
+// Declares its scaling (ScaledInputs): predict and export then take raw pixels.
+class IdxDataset final : public skein::StreamingDataset, public skein::ScaledInputs {
  public:
   explicit IdxDataset(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
     dir_ = o_.dir;
@@ -149,6 +150,7 @@ class IdxDataset final : public skein::StreamingDataset {
   skein::DataInfo info() const override { return info_; }
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
   std::shared_ptr<const skein::SampleSource> test_source() override { return test_; }
+  skein::InputScale input_scale() const override { return {255.0, {o_.mean}, {std_}}; }
 
   static constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 

@@ -60,6 +60,22 @@ BOOST_AUTO_TEST_CASE(reads_gzipped_and_plain_files) {
   }
 }
 
+// What export and predict apply to raw pixels (skein::ScaledInputs): the options' mean and std.
+BOOST_AUTO_TEST_CASE(declares_how_it_scales_pixels) {
+  write_tiny_mnist(tmp.str(), 10, 0, false);
+  auto data = open({{"dir", tmp.str()}, {"test_images", ""}, {"mean", 0.5}, {"std", 0.25}});
+  const auto* scaled = dynamic_cast<const skein::ScaledInputs*>(data.get());
+  BOOST_TEST_REQUIRE(scaled);
+  const skein::InputScale scale = scaled->input_scale();
+  BOOST_TEST(scale.divide_by == 255.0);
+  BOOST_TEST(scale.mean == std::vector<double>({0.5}));
+  BOOST_TEST(scale.std == std::vector<double>({0.25}));
+  // Pixel 255 (the bar) and 0, as the declaration computes them.
+  const auto inputs = data->train().inputs;
+  BOOST_TEST(inputs.max().item<double>() == (255.0 / scale.divide_by - 0.5) / 0.25, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(inputs.min().item<double>() == (0.0 - 0.5) / 0.25, boost::test_tools::tolerance(1e-6));
+}
+
 BOOST_AUTO_TEST_CASE(limit_and_no_test_split) {
   write_tiny_mnist(tmp.str(), 30, 20, true);
   auto data = open({{"dir", tmp.str()}, {"limit", 12}, {"test_images", ""}});

@@ -153,7 +153,8 @@ class FolderSource final : public skein::SampleSource {
   mutable DecodedCache cache_;
 };
 
-class ImageFolder final : public skein::StreamingDataset, public skein::OwnValidation {
+// Declares its scaling (ScaledInputs): predict and export then take decoded pixels.
+class ImageFolder final : public skein::StreamingDataset, public skein::OwnValidation, public skein::ScaledInputs {
  public:
   explicit ImageFolder(const skein::PluginArgs& args) : opt_(args.options), o_(args.options) {
     const fs::path root = directory(Key::root, o_.root);
@@ -172,6 +173,7 @@ class ImageFolder final : public skein::StreamingDataset, public skein::OwnValid
   std::shared_ptr<const skein::SampleSource> train_source() override { return train_; }
   std::shared_ptr<const skein::SampleSource> test_source() override { return test_; }
   std::shared_ptr<const skein::SampleSource> valid_source() override { return valid_; }
+  skein::InputScale input_scale() const override { return {255.0, transform_.mean, transform_.std}; }
 
  private:
   // Test or validation images in the training root's class folders (option

@@ -43,4 +43,22 @@ BOOST_AUTO_TEST_CASE(one_class_a_folder_labelled_in_name_order) {
   }
 }
 
+// What export and predict apply to decoded pixels (skein::ScaledInputs):
+// / 255, then the options' mean and std per channel, as fetched batches are.
+BOOST_AUTO_TEST_CASE(declares_how_it_scales_pixels) {
+  const auto root = image_folder(harness, "train", {"cat", "dog"}, 1);
+  auto data = harness.create<skein::Dataset>(
+      "image_folder", {{"root", root}, {"channels", 3}, {"mean", {0.1, 0.2, 0.3}}, {"std", {0.5, 0.5, 0.25}}});
+  const auto* scaled = dynamic_cast<const skein::ScaledInputs*>(data.get());
+  BOOST_TEST_REQUIRE(scaled);
+  const skein::InputScale scale = scaled->input_scale();
+  BOOST_TEST(scale.divide_by == 255.0);
+  BOOST_TEST(scale.mean == (std::vector<double>{0.1, 0.2, 0.3}));
+  BOOST_TEST(scale.std == (std::vector<double>{0.5, 0.5, 0.25}));
+  const auto dog = dynamic_cast<skein::StreamingDataset&>(*data).train_source()->fetch({1}, skein::FetchOptions{});
+  for (int c = 0; c < 3; ++c)  // the dog's pixels are all 40
+    BOOST_TEST(dog.inputs[0][c][0][0].item<double>() == (40 / scale.divide_by - scale.mean[c]) / scale.std[c],
+               boost::test_tools::tolerance(1e-6));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -92,6 +92,29 @@ class SKEIN_EXPORT OwnValidation {
   virtual std::shared_ptr<const SampleSource> valid_source() { return nullptr; }
 };
 
+// API 3.4: how a dataset turns the raw values of its files (an image's bytes
+// 0..255, say) into the inputs the model sees, element-wise:
+//   model input = (raw / divide_by - mean) / std
+// with mean and std one value, or one per channel (a sample's first axis);
+// empty: 0 and 1. The run's checkpoints record it; `skein predict` applies it
+// to raw inputs, `skein export` builds it into a TorchScript module and writes
+// it into the JSON beside every exported model, so no user need look it up.
+struct InputScale {
+  double divide_by = 1;
+  std::vector<double> mean;
+  std::vector<double> std;
+};
+
+// API 3.4: an optional second base of a dataset that scales its raw inputs
+// (found with dynamic_cast): input_scale() says how. A dataset without it
+// hands its files' values to the model unchanged, or scales them in a way
+// that predict's and export's users must repeat themselves.
+class SKEIN_EXPORT ScaledInputs {
+ public:
+  virtual ~ScaledInputs();
+  virtual InputScale input_scale() const = 0;
+};
+
 // Throws (std::runtime_error, naming `what` and `split`) when held-out
 // `inputs` [N, ...] do not have the training samples' shape `info.input_shape`.
 SKEIN_EXPORT void check_held_out_shape(const DataInfo& info, const torch::Tensor& inputs, const std::string& what,

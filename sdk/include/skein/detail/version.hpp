@@ -11,7 +11,9 @@
 
 // 3.4: History keeps the order keys were recorded in (a member at its end:
 //      plugins get a History by reference only), History::from_json of an
-//      nlohmann::ordered_json and History::first_epochs.
+//      nlohmann::ordered_json and History::first_epochs; skein::ScaledInputs
+//      (a new optional base of datasets; no vtable changed): the scaling a
+//      dataset applies to its raw inputs, which export and predict apply too.
 // 3.3: skein::ShardedOptimizer (a new optional base of parallel wrappers; no vtable
 //      changed); class_ids_of (skein/loss.hpp) and check_held_out_shape (skein/dataset.hpp)
 //      moved in from the kit; the file formats the host and plugins share are

@@ -57,6 +57,9 @@ struct CheckpointMeta {
   // "standardize": {"mean": [...], "std": [...]} (input_scaling.hpp), checked
   // against data_info where it is read; null when the run did not scale.
   nlohmann::json input_scaling;
+  // The dataset's own scaling of its raw inputs (data_scaling.hpp), applied
+  // before "input_scaling"; null when it declares none or in older checkpoints.
+  nlohmann::json data_scaling;
   // A checkpoint written inside an epoch (the checkpoint callback's
   // every_n_steps): `epoch` epochs are complete, epoch + 1 continues at train
   // batch `next_batch`. Each rank's part of the open epoch is in

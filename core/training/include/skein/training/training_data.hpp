@@ -22,6 +22,7 @@ struct SKEIN_EXPORT TrainingData {
   std::optional<DataSplit> test;
   std::unique_ptr<boost::asio::thread_pool> pool;  // fetches streaming batches ahead; null: all in memory
   InputScaling scaling;                            // "standardize" (inactive without it)
+  std::optional<InputScale> data_scaling;          // the dataset's own (ScaledInputs), before standardize
 
   TrainingData();
   TrainingData(TrainingData&&) noexcept;
