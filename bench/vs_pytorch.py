@@ -54,9 +54,9 @@ NETNS = True  # --no-netns: False
 TUNED_GLIBC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
-def skein_run(b, args, tmp, env=None):
+def skein_run(b, args, tmp, env=None, link=None):
     run = os.path.join(tmp, "run" + str(time.monotonic_ns()))
-    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, env=env, netns=NETNS)
+    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, env=env, netns=NETNS or link is not None, link=link)
     with open(os.path.join(run, "history.json")) as f:
         history = json.load(f)
     with open(os.path.join(run, "results.json")) as f:
@@ -222,12 +222,7 @@ def ddp(b, tmp, rounds, epochs, rank, warmup, links=(None,), limit=0, models=Non
                             "--set", f"parallel.powersgd_warmup_steps={warmup}"]
                     if limit:
                         args += ["--set", f"data.limit={limit}"]
-                    run = os.path.join(tmp, "run" + str(time.monotonic_ns()))
-                    sh([f"{b}/bin/skein", "train", "--run-dir", run] + args, netns=True, link=link)
-                    with open(os.path.join(run, "history.json")) as f:
-                        h = json.load(f)
-                    with open(os.path.join(run, "results.json")) as f:
-                        res = json.load(f)
+                    h, res = skein_run(b, args, tmp, link=link)
                     rate[(link, m, c, "skein")] += [train / e["dur"] for e in h[1:]]
                     acc[(link, m, c, "skein")].append(100 * res["test_accuracy"])
                     out = sh([PY, os.path.join(ROOT, "bench/pytorch_ddp.py"), "--hidden", hidden,

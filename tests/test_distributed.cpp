@@ -666,15 +666,7 @@ BOOST_AUTO_TEST_CASE(two_hosts_train_as_one_run) {
   };
   const std::string script = tmp.str("two_hosts.sh");
   test::write_text(script,
-                   "mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || exit 3\n"
-                   "ip netns add host0 && ip netns add host1 || exit 3\n"
-                   "ip link add veth0 type veth peer name veth1 || exit 3\n"
-                   "ip link set veth0 netns host0 && ip link set veth1 netns host1 || exit 3\n"
-                   "ip -n host0 addr add 10.213.7.1/24 dev veth0 || exit 3\n"
-                   "ip -n host1 addr add 10.213.7.2/24 dev veth1 || exit 3\n"
-                   "for n in host0 host1; do ip -n $n link set lo up || exit 3; done\n"
-                   "ip -n host0 link set veth0 up && ip -n host1 link set veth1 up || exit 3\n" +
-                       node(0, "10.213.7.1") + " &\n" + node(1, "10.213.7.2") + " &\n" +
+                   test::two_hosts_setup("10.213.7") + node(0, "10.213.7.1") + " &\n" + node(1, "10.213.7.2") + " &\n" +
                        "wait %1; a=$?; wait %2; b=$?; exit $((a + b))\n");
   auto r = test::run("unshare -nm --propagation private sh " + script, 240);
   if (r.exit_code == 3) {

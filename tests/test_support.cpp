@@ -82,6 +82,17 @@ std::string in_private_network(const std::string& command) {
   return "unshare -rn sh -c " + shell_quote("ip link set lo up && " + command);
 }
 
+std::string two_hosts_setup(const std::string& subnet) {
+  return "mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || exit 3\n"
+         "ip netns add host0 && ip netns add host1 || exit 3\n"
+         "ip link add veth0 type veth peer name veth1 || exit 3\n"
+         "ip link set veth0 netns host0 && ip link set veth1 netns host1 || exit 3\n"
+         "ip -n host0 addr add " + subnet + ".1/24 dev veth0 || exit 3\n"
+         "ip -n host1 addr add " + subnet + ".2/24 dev veth1 || exit 3\n"
+         "for n in host0 host1; do ip -n $n link set lo up || exit 3; done\n"
+         "ip -n host0 link set veth0 up && ip -n host1 link set veth1 up || exit 3\n";
+}
+
 std::string with_fault(const std::string& fault) {
   const char* asan = std::getenv("ASAN_OPTIONS");
   const std::string asan_options =

@@ -59,6 +59,11 @@ CommandResult run(const std::string& command_line, int timeout_seconds = 240);
 // (unshare -rn) when this machine allows it, so that ports opened by the
 // command are reachable from nowhere else.
 std::string in_private_network(const std::string& command);
+// Shell lines that make two "hosts": network namespaces host0 and host1
+// joined by a veth pair, at <subnet>.1 and <subnet>.2 ("10.213.7"), each
+// line exiting 3 where the machine allows none. For a script run by
+// `unshare -nm --propagation private sh SCRIPT` (the host stays untouched).
+std::string two_hosts_setup(const std::string& subnet);
 bool private_network_available();
 // An `env ...` prefix for a command: the fault-injection library
 // (tests/tools/fault_injection.cpp) preloaded, and `fault` set, e.g.

@@ -101,15 +101,7 @@ BOOST_AUTO_TEST_CASE(an_elastic_job_loses_a_host_goes_on_with_the_other_and_take
       "\" > " + dir("") + "/agent$2.log 2>&1; }\n";
   const std::string script = dir("elastic.sh");
   test::write_text(script,
-                   "mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || exit 3\n"
-                   "mount --bind " + hosts + " /etc/hosts || exit 3\n"
-                   "ip netns add host0 && ip netns add host1 || exit 3\n"
-                   "ip link add veth0 type veth peer name veth1 || exit 3\n"
-                   "ip link set veth0 netns host0 && ip link set veth1 netns host1 || exit 3\n"
-                   "ip -n host0 addr add 10.213.9.1/24 dev veth0 || exit 3\n"
-                   "ip -n host1 addr add 10.213.9.2/24 dev veth1 || exit 3\n"
-                   "for n in host0 host1; do ip -n $n link set lo up || exit 3; done\n"
-                   "ip -n host0 link set veth0 up && ip -n host1 link set veth1 up || exit 3\n"
+                   test::two_hosts_setup("10.213.9") + "mount --bind " + hosts + " /etc/hosts || exit 3\n"
                    "mkfifo " + fifo + " || exit 3\n" + agent +
                    "agent 0 0 & first=$!\n"
                    "agent 1 1a & lost=$!\n"

@@ -86,7 +86,8 @@ struct Session::Impl {
       } catch (const ConfigError& e) {
         throw ConfigError(blame(e, config));
       }
-      if (!request.resume_dir.empty()) restore(find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints)));
+      if (!request.resume_dir.empty())
+        restore(checkpoint_to_resume(run_files::path(run.run_dir, run_files::kCheckpoints), run.is_main()));
       if (dir) {
         open_run_dir(*dir, request, config, launcher, log);
         trainer->on_epoch_recorded([this](long) { dir->commit_new_run(); });

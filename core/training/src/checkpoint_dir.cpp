@@ -99,6 +99,15 @@ std::string find_latest_checkpoint(const std::string& root, std::vector<std::str
   return best;
 }
 
+std::string checkpoint_to_resume(const std::string& root, bool main_rank) {
+  std::vector<std::string> unreadable;
+  const std::string checkpoint = find_latest_checkpoint(root, &unreadable);
+  std::sort(unreadable.begin(), unreadable.end());
+  for (const std::string& file : unreadable)
+    if (main_rank) warn("passed over the checkpoint of unreadable " + file + "; resuming from " + checkpoint);
+  return checkpoint;
+}
+
 std::string find_model_checkpoint(const std::string& root) {
   const std::string latest = find_latest_checkpoint(root);
   const fs::path final_dir = fs::path(root) / kFinalModel;

@@ -259,13 +259,8 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
     throw ConfigError(blame(e, config));
   }
   if (!request.resume_dir.empty()) {
-    std::vector<std::string> unreadable;
     const std::string checkpoint =
-        find_latest_checkpoint(run_files::path(run.run_dir, run_files::kCheckpoints), &unreadable);
-    // A newer checkpoint may be among them: the run goes back further than the user thinks.
-    std::sort(unreadable.begin(), unreadable.end());
-    for (const std::string& file : unreadable)
-      if (run.is_main()) warn("passed over the checkpoint of unreadable " + file + "; resuming from " + checkpoint);
+        checkpoint_to_resume(run_files::path(run.run_dir, run_files::kCheckpoints), run.is_main());
     trainer->resume(checkpoint, RestoreOptions{false});  // a failed load ends the process
     log << "Resumed from " << checkpoint << "\n";
   }

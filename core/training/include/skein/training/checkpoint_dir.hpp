@@ -25,6 +25,10 @@ inline constexpr const char* kFinalModel = "final";
 // `unreadable`, when given, gets one line for each ("DIR/trainer.json: why").
 SKEIN_EXPORT std::string find_latest_checkpoint(const std::string& root,
                                                 std::vector<std::string>* unreadable = nullptr);
+// find_latest_checkpoint for a resume (skein train --resume, a restart, a
+// session's resume): each checkpoint passed over as unreadable is a warning
+// on the main rank, as a newer one may be among them.
+SKEIN_EXPORT std::string checkpoint_to_resume(const std::string& root, bool main_rank);
 
 // The model export, predict and init_from take by default: `root`/final, or
 // the newest periodic checkpoint when that holds a later complete epoch (a resumed run
