@@ -13,13 +13,15 @@ on shaped links, extrapolated to 256 machines, and plotted.
    all-reduce: T = 2 (W - 1) alpha + bytes / (eta R), where loopback's one
    token bucket carries every rank's traffic, 2 (W - 1) n 4 bytes.
 2. Compute: seconds per step (batch 64) of the wide MLP 784-1024-1024-10
-   (1.86 M parameters) trained by `skein train` on 1 process; PowerSGD's own
-   work per step (rank 4: the matrix products and Gram-Schmidt on the same
-   shapes, timed with torch).
-3. The model of a step: T = c Tc + max(0, Tcomm - b c Tc) for ddp, whose
-   gradient buckets are all-reduced while backward runs (b = 2/3 of the
-   compute is backward); powersgd adds its own work and communicates its P
-   and Q factors (r (m + n) values per matrix, two rounds) and the vectors.
+   (1.86 M parameters) trained by `skein train` on 1 process. Two
+   parameters are calibrated on unshaped loopback at W = 2 (never on the
+   shaped runs that check the model): the share b of the compute that
+   ddp's communication overlaps (its buckets are all-reduced while backward
+   runs), from a `none` run, and PowerSGD's own work per step, from a
+   `powersgd` run.
+3. The model of a step: T = c Tc + max(0, Tcomm - b c Tc) for ddp; powersgd
+   adds its own work (c w) and communicates its P and Q factors (r (m + n)
+   values per matrix, two rounds) and the vectors, after backward.
    c = max(1, W / cores): processes beyond the cores share them.
 4. Checked against `skein train` (ddp, compression none and powersgd) at
    W = 2 and 4 on the same shaped links: measured vs predicted seconds per
@@ -40,10 +42,10 @@ WIDE = [(1024, 784), (1024, 1024), (10, 1024)]  # the wide MLP's weight matrices
 VECTORS = 1024 + 1024 + 10                       # its biases
 PARAMS = sum(m * n for m, n in WIDE) + VECTORS
 RANK = 4                                         # powersgd_rank
-BACKWARD_SHARE = 2 / 3
 BATCH = 64
 SIZES = [1 << k for k in range(12, 23, 2)]
 RATES = {"1gbit": 1e9, "10gbit": 1e10, "100gbit": 1e11}
+LOOPBACK_NOMINAL = 1e9  # unshaped loopback: its fitted eta times this is its bandwidth
 
 
 # --- 1. all-reduce, measured in a private network (this script again) ---
@@ -123,34 +125,15 @@ def skein_step_seconds(b, tmp, extra, limit, epochs, world, link=None):
     return statistics.median(e["dur"] for e in history[1:]) / steps
 
 
-def powersgd_work_seconds(reps=30):
-    """PowerSGD's own work for one step of the wide MLP at rank 4, as
-    plugins/parallel/common/powersgd.cpp does it (error feedback, P = M Q,
-    Gram-Schmidt, Q = M^T P, P Q^T, the new error), communication left out."""
-    import torch
-    torch.set_num_threads(1)
-
-    def orthonormalize(m):
-        for i in range(m.shape[1]):
-            col = m[:, i:i + 1]
-            col.div_(col.norm() + 1e-8)
-            if i + 1 < m.shape[1]:
-                rest = m[:, i + 1:]
-                rest.sub_((col * rest).sum(0, keepdim=True) * col)
-
-    mats = [(torch.randn(m, n), torch.zeros(m, n), torch.randn(n, RANK)) for m, n in WIDE]
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        for grad, error, q in mats:
-            m = grad + error
-            p = m @ q
-            orthonormalize(p)
-            q.copy_(m.t() @ p)
-            approx = p @ q.t()
-            error.copy_(m - approx)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+def calibrate(compute, loopback, none_step, psgd_step, cores):
+    """b (overlap share) and PowerSGD's own work per step from unshaped W = 2 runs."""
+    c = max(1.0, 2 / cores)
+    tc = c * compute
+    comm = allreduce_seconds(PARAMS, 2, loopback, True)
+    overlap = min(1.0, max(0.0, (tc + comm - none_step) / tc))
+    psgd_comm = powersgd_comm_seconds(2, loopback, True)
+    work = max(0.0, (psgd_step - tc - psgd_comm) / c)
+    return overlap, work
 
 
 # --- 3. the model ---
@@ -163,20 +146,23 @@ def allreduce_seconds(n, world, link, loopback):
     return 2 * (world - 1) * alpha + bytes_on_link * 8 / (eta * rate)
 
 
-def step_seconds(kind, world, compute, psgd_work, link, loopback, cores=None):
+def powersgd_comm_seconds(world, link, loopback):
+    """P, then Q (each one all-reduce of every matrix's factor), and the vectors."""
+    p = sum(m * RANK for m, _ in WIDE)
+    q = sum(n * RANK for _, n in WIDE)
+    return sum(allreduce_seconds(x, world, link, loopback) for x in (p, q, VECTORS))
+
+
+def step_seconds(kind, world, compute, calibrated, link, loopback, cores=None):
+    overlap, psgd_work = calibrated
     c = max(1.0, world / cores) if cores else 1.0
     tc = c * compute
     if world == 1:
         return tc
     if kind == "ddp":
         comm = allreduce_seconds(PARAMS, world, link, loopback)
-        return tc + max(0.0, comm - BACKWARD_SHARE * tc)
-    # powersgd: P, then Q (each one all-reduce of every matrix's factor), and
-    # the vectors; it runs once backward is done (no overlap).
-    p = sum(m * RANK for m, _ in WIDE)
-    q = sum(n * RANK for _, n in WIDE)
-    comm = sum(allreduce_seconds(x, world, link, loopback) for x in (p, q, VECTORS))
-    return tc + c * psgd_work + comm
+        return tc + max(0.0, comm - overlap * tc)
+    return tc + c * psgd_work + powersgd_comm_seconds(world, link, loopback)
 
 
 def main():
@@ -198,39 +184,44 @@ def main():
              f"- machine: {cores} cores; command: `python3 bench/scaling_model.py {' '.join(sys.argv[1:])}`".rstrip(), ""]
     fitted = {}
     lines += ["| link | W | elements | measured ms | model ms |", "|---|---|---|---|---|"]
-    for link in links:
+    for link in [None] + links:
+        rate = RATES[link] if link else LOOPBACK_NOMINAL
         points = [(w, n, t) for w in (2, 4) for n, t in measure_allreduce(link, w).items()]
-        fitted[link] = (*fit_link(points, RATES[link]), RATES[link])
+        fitted[link] = (*fit_link(points, rate), rate)
         for w, n, t in points:
-            lines.append(f"| {link} | {w} | {n} | {t * 1e3:.2f} | {allreduce_seconds(n, w, fitted[link], True) * 1e3:.2f} |")
+            lines.append(f"| {link or 'loopback'} | {w} | {n} | {t * 1e3:.2f} | "
+                         f"{allreduce_seconds(n, w, fitted[link], True) * 1e3:.2f} |")
     lines += ["", "| link | alpha µs | eta (share of the rate reached) |", "|---|---|---|"]
-    lines += [f"| {l} | {f[0] * 1e6:.0f} | {f[1]:.2f} |" for l, f in fitted.items()]
+    lines += [f"| {l or 'loopback (nominal 1 Gbit/s)'} | {f[0] * 1e6:.0f} | {f[1]:.2f} |" for l, f in fitted.items()]
     with tempfile.TemporaryDirectory(prefix="skein-scaling-") as tmp:
+        kinds = (("ddp", ["--set", "parallel.compression=none"]),
+                 ("powersgd", ["--set", "parallel.compression=powersgd", "--set", f"parallel.powersgd_rank={RANK}",
+                               "--set", "parallel.powersgd_warmup_steps=10"]))
         compute = skein_step_seconds(a.build, tmp, [], a.limit, a.epochs, 1)
-        psgd = powersgd_work_seconds()
-        lines += ["", f"Compute per step (1 process, batch {BATCH}): {compute * 1e3:.2f} ms; PowerSGD's own work "
-                      f"per step: {psgd * 1e3:.2f} ms.", "",
+        none2, psgd2 = (skein_step_seconds(a.build, tmp, extra, a.limit, a.epochs, 2) for _, extra in kinds)
+        calibrated = calibrate(compute, fitted[None], none2, psgd2, cores)
+        lines += ["", f"Compute per step (1 process, batch {BATCH}): {compute * 1e3:.2f} ms. Calibrated on unshaped "
+                      f"loopback at W=2 ({none2 * 1e3:.1f} ms a step with `none`, {psgd2 * 1e3:.1f} with `powersgd`): "
+                      f"ddp overlaps {calibrated[0] * 100:.0f} % of the compute; PowerSGD's own work "
+                      f"{calibrated[1] * 1e3:.2f} ms a step.", "",
                   "| link | W | compression | measured s/step | model s/step | error |", "|---|---|---|---|---|---|"]
         for link in links:
             for w in (2, 4):
-                for kind, extra in (("ddp", ["--set", "parallel.compression=none"]),
-                                    ("powersgd", ["--set", "parallel.compression=powersgd",
-                                                  "--set", f"parallel.powersgd_rank={RANK}",
-                                                  "--set", "parallel.powersgd_warmup_steps=10"])):
+                for kind, extra in kinds:
                     measured = skein_step_seconds(a.build, tmp, extra, a.limit, a.epochs, w, link)
-                    model = step_seconds(kind, w, compute, psgd, fitted[link], True, cores)
+                    model = step_seconds(kind, w, compute, calibrated, fitted[link], True, cores)
                     lines.append(f"| {link} | {w} | {kind if kind == 'powersgd' else 'none'} | {measured:.4f} | "
                                  f"{model:.4f} | {(model / measured - 1) * 100:+.0f} % |")
     # 5. The cluster: the fitted latency and efficiency, one process a machine.
-    alpha = statistics.median(f[0] for f in fitted.values())
-    eta = statistics.median(f[1] for f in fitted.values())
+    alpha = statistics.median(fitted[l][0] for l in links)
+    eta = statistics.median(fitted[l][1] for l in links)
     worlds = [2 ** k for k in range(1, 9)]
     curves = {}
     lines += ["", "| link | compression | " + " | ".join(f"W={w}" for w in worlds) + " |",
               "|---|---|" + "---|" * len(worlds)]
     for name, rate in RATES.items():
         for kind in ("ddp", "powersgd"):
-            eff = [compute / step_seconds(kind, w, compute, psgd, (alpha, eta, rate), False) for w in worlds]
+            eff = [compute / step_seconds(kind, w, compute, calibrated, (alpha, eta, rate), False) for w in worlds]
             curves[(name, kind)] = eff
             lines.append(f"| {name} | {kind if kind == 'powersgd' else 'none'} | " +
                          " | ".join(f"{e * 100:.0f} %" for e in eff) + " |")
