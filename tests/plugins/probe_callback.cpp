@@ -84,8 +84,12 @@ class ProbeCallback final : public skein::Callback {
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: as training batch `signal_batch` begins.
     if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == signal_batch_ &&
-        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt() && on_signal_host())
-      kill(signal_group_ ? 0 : signal_launcher_ ? getppid() : getpid(), signal_);
+        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt() && on_signal_host()) {
+      // The whole host: the launcher agent's process group (torch 1.13's
+      // agent keeps its workers in it, 2.x starts each in its own), then itself.
+      if (signal_group_) kill(-getpgid(getppid()), signal_);
+      kill(signal_launcher_ ? getppid() : getpid(), signal_);
+    }
   }
   void on_grad_computed(skein::TrainContext& ctx, const skein::Batch& b) override {
     if (b.training && b.loss.defined()) events_ += "g";
@@ -227,7 +231,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("signal_rank", integer, "-1", "Only on this rank (-1: all)"),
              SKEIN_OPTION("signal_launcher", boolean, "false", "Signal the parent process, not itself"),
              SKEIN_OPTION("signal_group", boolean, "false",
-                          "Signal the whole process group (a host's launcher agent and workers)"),
+                          "Signal the launcher's process group too (a host's agent and workers)"),
              SKEIN_OPTION("signal_host", string, "\"\"", "Only on the host of this name (\"\": any)"),
              SKEIN_OPTION("hold_at", integer, "0",
                           "Wait for a signal (2 minutes at most) as this epoch begins (0: never)"),
