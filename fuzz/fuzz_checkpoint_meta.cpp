@@ -10,7 +10,7 @@
 //    one callback entry per list element;
 //  - checkpoint_epoch and checkpoint_position never throw and agree with
 //    the full parse (an open epoch's next batch >= 1);
-//  - the same bytes as open_epoch.json: parse_open_epoch_rank throws only
+//  - the same bytes as open_epoch.json: parse_open_epoch_ranks throws only
 //    ConfigError naming the checkpoint.
 #include <climits>
 #include <cstdint>
@@ -37,9 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (error && error->rfind(where + ":", 0) != 0)
     skein_fuzz::finding("error does not name the checkpoint: " + *error);
 
-  const auto rank_error = skein_fuzz::error_of<skein::ConfigError>("parse_open_epoch_rank", [&] {
-    const auto part = skein::core::parse_open_epoch_rank(text, 1, where);
-    if (!part.record.is_object()) skein_fuzz::finding("accepted a record that is no object");
+  const auto rank_error = skein_fuzz::error_of<skein::ConfigError>("parse_open_epoch_ranks", [&] {
+    const auto parts = skein::core::parse_open_epoch_ranks(text, 2, where);
+    if (parts.size() != 2u) skein_fuzz::finding("accepted " + std::to_string(parts.size()) + " ranks for 2");
+    for (const auto& part : parts)
+      if (!part.record.is_object()) skein_fuzz::finding("accepted a record that is no object");
   });
   if (rank_error && rank_error->rfind(where + ":", 0) != 0)
     skein_fuzz::finding("open_epoch.json error does not name the checkpoint: " + *rank_error);
