@@ -21,8 +21,12 @@ def shaped(rate):
     (loopback's packets are up to 64 KiB)."""
     units = {"gbit": 1e9, "mbit": 1e6}
     bits = next(float(rate[:-len(u)]) * f for u, f in units.items() if rate.endswith(u))
-    burst = max(512 * 1024, int(bits / 8 * 0.004))
-    return f"tc qdisc add dev lo root tbf rate {rate} burst {burst} latency 100ms"
+    return f"tc qdisc add dev lo root tbf rate {rate} burst {burst_bytes(bits)} latency 100ms"
+
+
+def burst_bytes(bits_per_second):
+    """shaped()'s token bucket: 4 ms of traffic, at least 512 KiB."""
+    return max(512 * 1024, int(bits_per_second / 8 * 0.004))
 
 
 def sh(cmd, env=None, netns=False, link=None):
