@@ -222,4 +222,17 @@ BOOST_AUTO_TEST_CASE(writing_a_model_reads_it_back_once) {
   BOOST_TEST(read < model_bytes + model_bytes / 4, read << " bytes read for a model.pt of " << model_bytes);
 }
 
+// A caller that read trainer.json (a session, to refuse a step checkpoint)
+// restores from what it read: the file is not read again.
+BOOST_AUTO_TEST_CASE(a_checkpoint_restores_from_its_trainer_json_as_read_before) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  const auto meta = skein::core::read_checked_checkpoint(checkpoint("epoch_1"));
+  boost::filesystem::remove(checkpoint("epoch_1") + "/trainer.json");
+  skein::History other;
+  const auto restored = skein::core::restore_checkpoint(checkpoint("epoch_1"), meta, parts, other, config, run);
+  BOOST_TEST(restored.epoch == 1);
+  BOOST_TEST(other.dump() == history.dump());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
