@@ -1,7 +1,11 @@
 #define BOOST_TEST_MODULE session
 #include <boost/test/unit_test.hpp>
 
+#include <sys/inotify.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -52,6 +56,34 @@ struct Fixture : test::Workspace {
   test::CommandResult cli(const std::string& config, const std::string& run_dir, const std::string& more = "") {
     return test::run(test::in_private_network(kSkein + " train --config " + config + " --run-dir " + run_dir + " " + more));
   }
+};
+
+// How often each file of a directory is opened while it is watched (inotify).
+class OpenCounter {
+ public:
+  explicit OpenCounter(const std::string& dir) : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    BOOST_TEST_REQUIRE(fd_ >= 0);
+    BOOST_TEST_REQUIRE(::inotify_add_watch(fd_, dir.c_str(), IN_OPEN) >= 0);
+  }
+  ~OpenCounter() { ::close(fd_); }
+  OpenCounter(const OpenCounter&) = delete;
+  OpenCounter& operator=(const OpenCounter&) = delete;
+  // The opens since the watch began, by file name (queued as they happen).
+  std::map<std::string, int> opens() {
+    alignas(inotify_event) char events[1 << 16];
+    for (ssize_t n; (n = ::read(fd_, events, sizeof events)) > 0;) {
+      for (const char* at = events; at < events + n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(at);
+        if (event->len > 0) ++opens_[event->name];
+        at += sizeof(inotify_event) + event->len;
+      }
+    }
+    return opens_;
+  }
+
+ private:
+  int fd_;
+  std::map<std::string, int> opens_;
 };
 
 // A C-side view of a float buffer.
@@ -389,6 +421,23 @@ BOOST_AUTO_TEST_CASE(a_session_checkpoint_replaces_nothing_skein_did_not_write) 
   t.save_checkpoint(dir("elsewhere/ck"));  // its own checkpoint: replaced
   BOOST_TEST(fs::is_regular_file(dir("elsewhere/ck/trainer.json")));
   t.load_checkpoint(dir("elsewhere/ck"));
+}
+
+// A session's load checks a checkpoint and restores it from one reading of
+// its trainer.json.
+BOOST_AUTO_TEST_CASE(a_session_load_reads_trainer_json_once) {
+  skein::SessionOptions options;
+  options.run_dir = dir("once");
+  options.echo_log = false;
+  skein::Session s(fed_config(), options);
+  s.train_step(torch::randn({8, 3}), torch::randn({8, 2}));
+  s.end_epoch();
+  s.save_checkpoint("ck");
+  OpenCounter files(dir("once/checkpoints/ck"));
+  s.load_checkpoint("ck");
+  auto opens = files.opens();
+  BOOST_TEST(opens["model.pt"] >= 1);  // the watch saw the load
+  BOOST_TEST(opens["trainer.json"] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(c_abi_trains_column_major_buffers_like_row_major_ones) {

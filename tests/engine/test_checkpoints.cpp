@@ -13,6 +13,7 @@
 #include "skein/errors.hpp"
 #include "skein/training/checkpoint_restore.hpp"
 #include "skein/training/checkpoint_writer.hpp"
+#include "skein/training/digest.hpp"
 #include "skein/training/train_step.hpp"
 
 using skein::core::CheckpointWriter;
@@ -46,6 +47,17 @@ struct CheckpointFixture : engine_test::Engine {
   }
   std::string checkpoint(const std::string& name) const { return dir.str("checkpoints/" + name); }
 };
+
+// The bytes this process has read so far (Linux's /proc/self/io "rchar").
+long long bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string name;
+  long long value = 0;
+  while (io >> name >> value)
+    if (name == "rchar:") return value;
+  BOOST_FAIL("no rchar in /proc/self/io");
+  return 0;
+}
 
 ino_t inode_of(const std::string& path) {
   struct stat s {};
@@ -158,6 +170,69 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_model_shape_does_not_restore) {
   const auto message = message_of<skein::ConfigError>(
       [&] { skein::core::restore_checkpoint(checkpoint("epoch_1"), parts, history, config, run); });
   BOOST_TEST(skein::testing::contains(message, "/model.pt does not fit this run: "), message);
+}
+
+// The model's files are summed while they are written (Crc64Streambuf), not
+// read back: the same checksums as reading them, as old checkpoints hold.
+BOOST_AUTO_TEST_CASE(checksums_taken_while_writing_equal_those_of_the_written_files) {
+  BOOST_TEST(skein::core::crc64_hex("123456789") == "995dc9bbdf1939fa");  // CRC-64/XZ's check value
+  std::string bytes;
+  for (int i = 0; i < 100000; ++i) bytes.push_back(static_cast<char>(i * 7919 % 251));
+  const std::string path = dir.str("streamed.bin");
+  std::string streamed;
+  {
+    std::ofstream file(path, std::ios::binary);
+    skein::core::Crc64Streambuf summed(*file.rdbuf());
+    std::ostream out(&summed);
+    out.write(bytes.data(), 1000);                  // a piece
+    for (int i = 1000; i < 1010; ++i) out.put(bytes[static_cast<std::size_t>(i)]);  // a byte at a time
+    out << bytes.substr(1010);
+    out.flush();
+    BOOST_TEST(static_cast<bool>(out));
+    streamed = summed.hex();
+  }
+  BOOST_TEST(streamed == skein::core::crc64_hex_of_file(path).value_or("unreadable"));
+  BOOST_TEST(streamed == skein::core::crc64_hex(bytes));
+  std::ifstream back(path, std::ios::binary);
+  BOOST_TEST((std::string(std::istreambuf_iterator<char>(back), {}) == bytes));
+
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  const auto meta = skein::core::read_checked_checkpoint(checkpoint("epoch_1"));
+  int summed_files = 0;
+  for (const auto& [file, checksum] : meta.files) {
+    if (file != "model.pt" && file != "model_state_dict.pt") continue;
+    ++summed_files;
+    BOOST_TEST(checksum == skein::core::crc64_hex_of_file(checkpoint("epoch_1") + "/" + file).value_or(""), file);
+  }
+  BOOST_TEST(summed_files == 2);
+}
+
+// Writing the model's files reads only model.pt, once (the readability
+// check): no file is read back for its checksum.
+BOOST_AUTO_TEST_CASE(writing_a_model_reads_it_back_once) {
+  parts.model = harness.create<skein::Model>("mlp", {{"hidden", {1000, 1000}}}, &info);  // 4 MB of weights
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  const long long before = bytes_read();
+  writer.write(writer.root(), "final", EpochPosition{1}, skein::core::CheckpointParts{true, 1});
+  const long long read = bytes_read() - before;
+  const auto model_bytes = static_cast<long long>(boost::filesystem::file_size(checkpoint("final") + "/model.pt"));
+  BOOST_TEST(model_bytes > 4'000'000);
+  BOOST_TEST(read >= model_bytes);  // the readability check
+  BOOST_TEST(read < model_bytes + model_bytes / 4, read << " bytes read for a model.pt of " << model_bytes);
+}
+
+// A caller that read trainer.json (a session, to refuse a step checkpoint)
+// restores from what it read: the file is not read again.
+BOOST_AUTO_TEST_CASE(a_checkpoint_restores_from_its_trainer_json_as_read_before) {
+  CheckpointWriter writer(parts, history, config, run, nullptr);
+  writer.write(writer.root(), "epoch_1", EpochPosition{1});
+  const auto meta = skein::core::read_checked_checkpoint(checkpoint("epoch_1"));
+  boost::filesystem::remove(checkpoint("epoch_1") + "/trainer.json");
+  skein::History other;
+  const auto restored = skein::core::restore_checkpoint(checkpoint("epoch_1"), meta, parts, other, config, run);
+  BOOST_TEST(restored.epoch == 1);
+  BOOST_TEST(other.dump() == history.dump());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

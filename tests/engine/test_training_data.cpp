@@ -8,19 +8,14 @@
 #include "skein/training/config.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/training_data.hpp"
+#include "rank_of.hpp"
 
 using skein::core::eval_pass_batches;
 using skein::core::train_pass_batches;
 using skein::testing::message_of;
+using test::rank_of;
 
 namespace {
-
-skein::RunInfo rank_of(int rank, int world) {
-  skein::RunInfo run;
-  run.rank = rank;
-  run.world_size = world;
-  return run;
-}
 
 std::vector<std::int64_t> flat(const std::vector<std::vector<std::int64_t>>& batches) {
   std::vector<std::int64_t> all;

@@ -112,11 +112,12 @@ struct Session::Impl {
   void restore(const std::string& checkpoint) {
     // The program feeds the batches: where inside an epoch to continue is its
     // own. Refused before anything is restored.
-    if (read_checked_checkpoint(checkpoint).open_epoch)
+    const CheckpointMeta meta = read_checked_checkpoint(checkpoint);  // read once, for both
+    if (meta.open_epoch)
       throw ConfigError("checkpoint " + checkpoint +
                         " was written inside an epoch (every_n_steps); a session continues only from a "
                         "checkpoint written at an epoch's end (epoch_*)");
-    trainer->resume(checkpoint);  // all or nothing
+    trainer->resume(checkpoint, meta);  // all or nothing
     log.stream() << "Resumed from " << checkpoint << "\n";
   }
 

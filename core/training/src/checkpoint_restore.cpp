@@ -282,8 +282,12 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
 
 Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history, const RunConfig& config,
                             const RunInfo& run, const RestoreOptions& options) {
+  return restore_checkpoint(dir, read_checked_checkpoint(dir), parts, history, config, run, options);
+}
+
+Restored restore_checkpoint(const std::string& dir, const CheckpointMeta& meta, RunParts& parts, History& history,
+                            const RunConfig& config, const RunInfo& run, const RestoreOptions& options) {
   const std::string where = "checkpoint " + dir;
-  const CheckpointMeta meta = read_checked_checkpoint(dir);
   if (meta.model_only)
     throw ConfigError(where + " holds the model only (the model a run ended with: no optimizer state, history "
                       "or random state), so training cannot continue from it; load a full checkpoint (epoch_*, "

@@ -246,19 +246,21 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     checkpoint_step();
   };
   // The model's files go straight to disk: a model of hundreds of MB is
-  // never held a second time in memory (rank 0's peak).
+  // never held a second time in memory (rank 0's peak). Their checksums are
+  // taken on the way, not by reading them back.
   auto put_streamed = [&](const char* file, const std::function<void(std::ostream&)>& save) {
     const std::string path = (tmp / file).string();
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      save(out);
+      Crc64Streambuf summed(*out.rdbuf());
+      std::ostream through(&summed);
+      save(through);
+      through.flush();
       out.flush();
-      if (!out) throw std::runtime_error("cannot write " + path);
+      if (!through || !out) throw std::runtime_error("cannot write " + path);
+      checksums[file] = summed.hex();
     }
     fsync_path(path, O_RDONLY);
-    const auto checksum = crc64_hex_of_file(path);
-    if (!checksum) throw std::runtime_error("cannot read back " + path);
-    checksums[file] = *checksum;
     checkpoint_step();
   };
   put_streamed(checkpoint_files::kModel, [&](std::ostream& out) { torch::save(parts_.model, out); });

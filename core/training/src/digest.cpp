@@ -4,8 +4,6 @@
 #include <fstream>
 #include <vector>
 
-#include <boost/crc.hpp>
-
 namespace skein::core {
 
 std::string history_digest(const History& history) {
@@ -14,22 +12,16 @@ std::string history_digest(const History& history) {
   return crc64_hex(encode_nonfinite(epochs).dump());
 }
 
-namespace {
-
-using Crc64 = boost::crc_optimal<64, 0x42F0E1EBA9EA3693ULL, ~0ULL, ~0ULL, true, true>;
-
-std::string hex_of(const Crc64& crc) {
+std::string Crc64::hex() const {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(crc.checksum()));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(crc_.checksum()));
   return hex;
 }
 
-}  // namespace
-
 std::string crc64_hex(const std::string& bytes) {
   Crc64 crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return hex_of(crc);
+  crc.add(bytes.data(), bytes.size());
+  return crc.hex();
 }
 
 std::optional<std::string> crc64_hex_of_file(const std::string& path) {
@@ -39,10 +31,25 @@ std::optional<std::string> crc64_hex_of_file(const std::string& path) {
   std::vector<char> piece(1 << 20);
   while (in) {
     in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
-    crc.process_bytes(piece.data(), static_cast<std::size_t>(in.gcount()));
+    crc.add(piece.data(), static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) return std::nullopt;
-  return hex_of(crc);
+  return crc.hex();
+}
+
+Crc64Streambuf::int_type Crc64Streambuf::overflow(int_type ch) {
+  if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+  const int_type put = target_.sputc(traits_type::to_char_type(ch));
+  if (traits_type::eq_int_type(put, traits_type::eof())) return put;
+  const char byte = traits_type::to_char_type(ch);
+  crc_.add(&byte, 1);
+  return ch;
+}
+
+std::streamsize Crc64Streambuf::xsputn(const char* bytes, std::streamsize size) {
+  const std::streamsize taken = target_.sputn(bytes, size);
+  if (taken > 0) crc_.add(bytes, static_cast<std::size_t>(taken));
+  return taken;
 }
 
 }  // namespace skein::core

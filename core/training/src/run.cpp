@@ -19,6 +19,7 @@
 #include "skein/training/crash_report.hpp"
 #include "skein/training/digest.hpp"
 #include "skein/training/eval_reduction.hpp"
+#include "skein/training/from_main.hpp"
 #include "skein/host/failure_report.hpp"
 #include "skein/host/interrupt.hpp"
 #include "skein/training/log_stream.hpp"
@@ -83,12 +84,8 @@ std::string new_run_dir(const std::string& parent, const std::string& config_pat
 
 std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, const RunStore& store) {
   if (!request.run_dir.empty()) return request.run_dir;
-  if (run.is_main()) {
-    std::string dir = new_run_dir("runs", request.sources.config_path);
-    if (store && run.world_size > 1) store_set(*store.store, store_key::run_dir(), dir);
-    return dir;
-  }
-  return store_get(*store.store, store_key::run_dir());
+  return from_main(store, run, store_key::run_dir(),
+                   run.is_main() ? new_run_dir("runs", request.sources.config_path) : std::string());
 }
 
 void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
@@ -118,44 +115,47 @@ namespace {
 // Without a checkpoint the attempt starts as the first did (an existing run
 // directory then needs --overwrite, as always: a restart never replaces
 // outputs it cannot tell apart from another run's).
-//
+struct AgentRestart {
+  std::string attempt = "0";  // TORCHELASTIC_RESTART_COUNT: "0" for the first attempt
+  bool resume = false;        // --run-dir holds a complete checkpoint to continue from
+};
+
+// Rank 0's AgentRestart, on every rank in one round trip through the store.
 // torchrun's elastic agents (--nnodes MIN:MAX) count their restarts each on
 // its own: a node that joins a running job again starts at 0 beside agents
 // that restarted. The run is restarted when any rank's agent restarted: rank
 // 0 gathers the counts (the first that is not "0" is the attempt).
-std::string agreed_attempt(const RunInfo& run, const LauncherEnv& launcher, const RunStore& store) {
-  if (launcher.launcher != Launcher::torchrun || !store || run.world_size == 1) return launcher.attempt;
-  if (!run.is_main()) {
-    store_set(*store.store, store_key::agent_attempt(run.rank), launcher.attempt);
-    return store_get(*store.store, store_key::agent_attempt_agreed());
+AgentRestart agreed_restart(const TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
+                            const RunStore& store) {
+  const bool gather = launcher.launcher == Launcher::torchrun && store && run.world_size > 1;
+  if (!gather && launcher.attempt == "0") return {};  // other launchers give every rank the same count
+  if (gather && !run.is_main()) store_set(*store.store, store_key::agent_attempt(run.rank), launcher.attempt);
+  nlohmann::json decided;
+  if (run.is_main()) {
+    std::string attempt = launcher.attempt;
+    for (int r = 1; gather && r < run.world_size && attempt == "0"; ++r)
+      attempt = store_get(*store.store, store_key::agent_attempt(r));
+    const bool resume = attempt != "0" && !request.run_dir.empty() &&
+                        !find_latest_checkpoint(run_files::path(request.run_dir, run_files::kCheckpoints)).empty();
+    decided = {{"attempt", attempt}, {"resume", resume}};
   }
-  std::string attempt = launcher.attempt;
-  for (int r = 1; r < run.world_size && attempt == "0"; ++r) attempt = store_get(*store.store, store_key::agent_attempt(r));
-  store_set(*store.store, store_key::agent_attempt_agreed(), attempt);
-  return attempt;
+  decided = nlohmann::json::parse(from_main(store, run, store_key::agent_restart(), decided.dump()));
+  return {decided.at("attempt").get<std::string>(), decided.at("resume").get<bool>()};
 }
 
 void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
                                   const RunStore& store, std::ostream& log) {
   if (launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
-  const std::string attempt = agreed_attempt(run, launcher, store);
-  if (attempt == "0") return;
+  const AgentRestart restart = agreed_restart(request, run, launcher, store);
+  if (restart.attempt == "0") return;
   if (request.run_dir.empty()) {
-    warn("restart " + attempt +
+    warn("restart " + restart.attempt +
          " by an external agent without --run-dir: a new run directory, training starts over");
     return;
   }
-  std::string decision;
-  if (run.is_main())
-    decision = find_latest_checkpoint(run_files::path(request.run_dir, run_files::kCheckpoints)).empty() ? "start" : "resume";
-  if (store && run.world_size > 1) {
-    if (run.is_main()) store_set(*store.store, store_key::agent_restart_decision(), decision);
-    else decision = store_get(*store.store, store_key::agent_restart_decision());
-  }
-  log << "Restart " << attempt << " (TORCHELASTIC_RESTART_COUNT): "
-      << (decision == "resume" ? "resuming " + request.run_dir : std::string("no checkpoint yet, starting over"))
-      << "\n";
-  if (decision != "resume") return;
+  log << "Restart " << restart.attempt << " (TORCHELASTIC_RESTART_COUNT): "
+      << (restart.resume ? "resuming " + request.run_dir : std::string("no checkpoint yet, starting over")) << "\n";
+  if (!restart.resume) return;
   request.sources.config_path.clear();  // the run's own config.json, with the flags on top
   request.overwrite = false;
   request.resume_dir = request.run_dir;

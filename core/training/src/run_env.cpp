@@ -13,6 +13,7 @@
 #include "skein/host/host_address.hpp"
 #include "skein/io/quoted.hpp"
 #include "skein/errors.hpp"
+#include "skein/training/from_main.hpp"
 #include "skein/training/store_keys.hpp"
 #include "skein/io/store.hpp"
 
@@ -124,14 +125,8 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
   // the run's. Its workers' own store is new in every rendezvous round.
   const bool agents_may_differ = launcher.launcher == Launcher::torchrun && !launcher.agent_store;
   if (run.run_id.empty() || (agents_may_differ && rs.store && run.world_size > 1)) {
-    if (!rs.store || run.world_size == 1) {
-      run.run_id = random_run_id();
-    } else if (run.rank == 0) {
-      if (run.run_id.empty()) run.run_id = random_run_id();
-      store_set(*rs.store, store_key::run_id(), run.run_id);
-    } else {
-      run.run_id = store_get(*rs.store, store_key::run_id());
-    }
+    if (run.is_main() && run.run_id.empty()) run.run_id = random_run_id();
+    run.run_id = from_main(rs, run, store_key::run_id(), run.run_id);
   }
   return rs;
 }

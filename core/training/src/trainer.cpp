@@ -262,7 +262,11 @@ void Trainer::check_interrupt(long batch, const char* what) const {
 }
 
 void Trainer::resume(const std::string& dir, const RestoreOptions& options) {
-  Restored restored = restore_checkpoint(dir, parts_, history_, config_, run_, options);
+  resume(dir, read_checked_checkpoint(dir), options);
+}
+
+void Trainer::resume(const std::string& dir, const CheckpointMeta& meta, const RestoreOptions& options) {
+  Restored restored = restore_checkpoint(dir, meta, parts_, history_, config_, run_, options);
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
   if (!restored.note.empty()) log_ << restored.note << "\n";

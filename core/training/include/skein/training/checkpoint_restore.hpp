@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/config.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
@@ -53,6 +54,11 @@ struct RestoreOptions {
 };
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run,
+                                         const RestoreOptions& options = {});
+// ... with DIR's trainer.json as read_checked_checkpoint(dir) gave it, for a
+// caller that looked at it first (trainer.json is then read once).
+SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, const CheckpointMeta& meta, RunParts& parts,
+                                         History& history, const RunConfig& config, const RunInfo& run,
                                          const RestoreOptions& options = {});
 
 }  // namespace skein::core

@@ -9,11 +9,11 @@ namespace skein::store_key {
 // The run.
 inline std::string run_id() { return "skein/run_id"; }    // agreed when the environment gives none
 inline std::string run_dir() { return "skein/run_dir"; }  // chosen by rank 0 when not given
-// Rank 0's "resume" or "start" for an attempt an external agent (torchrun) restarted.
-inline std::string agent_restart_decision() { return "skein/agent_restart"; }
-// Rank r's TORCHELASTIC_RESTART_COUNT, and the attempt rank 0 takes from them.
+// Rank r's TORCHELASTIC_RESTART_COUNT, gathered by rank 0 when an external
+// agent (torchrun) restarted the run; rank 0's decision from them, the
+// attempt and whether it resumes: {"attempt": "N", "resume": bool}.
 inline std::string agent_attempt(int rank) { return "skein/agent_attempt/" + std::to_string(rank); }
-inline std::string agent_attempt_agreed() { return "skein/agent_attempt"; }
+inline std::string agent_restart() { return "skein/agent_restart"; }
 // Rank r's history digest, compared at the end of the run.
 inline std::string digest(const std::string& run, int rank) {
   return "skein/digest/" + run + "/" + std::to_string(rank);

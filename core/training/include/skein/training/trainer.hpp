@@ -41,6 +41,8 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // then continues with the epoch after it, or, from a checkpoint written
   // inside an epoch, with that epoch's next train batch.
   void resume(const std::string& checkpoint_dir, const RestoreOptions& options = {});
+  // ... with its trainer.json as read_checked_checkpoint gave it (read once).
+  void resume(const std::string& checkpoint_dir, const CheckpointMeta& meta, const RestoreOptions& options = {});
   // Evaluates the dataset's test split; nullopt when it has none.
   std::optional<EvalResult> test();
   // on_test_end of every callback that is a TestReporter, with results.json's content.
