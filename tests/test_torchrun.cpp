@@ -83,14 +83,11 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_is_restarted_and_the_run_resumes_from_its_c
 // while that worker waits at epoch 3 (the probe's hold, which tells the
 // script through a FIFO): host0's agent restarts the group on both hosts,
 // which resumes from epoch 2's checkpoint on 2. One consistent history.
+// TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: torch 2.x's agents otherwise share
+// rank 0's store with the workers, and an agent that joins in a later round
+// (host1 coming back) waits for its address in vain (docs/clusters.md);
+// torch 1.13 ignores the variable.
 BOOST_AUTO_TEST_CASE(an_elastic_job_loses_a_host_goes_on_with_the_other_and_takes_it_back) {
-#if TORCH_VERSION_MAJOR >= 2
-  // torch 2.x's agent (PyPI's 2.15) does not get past the restart: its next
-  // rendezvous round waits 60 s for MASTER_ADDR from the dead host's entry
-  // and fails. Not yet understood; Debian's torch 1.13 runs the case.
-  BOOST_WARN_MESSAGE(false, "elastic two-host test: run with torch 1.13's torchrun only");
-  return;
-#endif
   auto cfg = two_process_config();
   cfg["history"] = {{"plugin", "tcpstore"}};
   cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
@@ -103,7 +100,7 @@ BOOST_AUTO_TEST_CASE(an_elastic_job_loses_a_host_goes_on_with_the_other_and_take
                             "signal_host=host1,only_attempt=0,hold_at=3,hold_world=1,hold_notify=" + fifo;
   const std::string agent =
       "agent() { ip netns exec host$1 unshare -u sh -c \"hostname host$1 && exec setsid -w env "
-      "SKEIN_TIMEOUT_S=60 " SKEIN_TEST_PYTHON " -m torch.distributed.run --nnodes 1:2 --nproc_per_node 1 "
+      "SKEIN_TIMEOUT_S=60 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 " SKEIN_TEST_PYTHON " -m torch.distributed.run --nnodes 1:2 --nproc_per_node 1 "
       "--rdzv_backend c10d --rdzv_endpoint host0:" + std::to_string(test::free_port()) +
       " --rdzv_id skein-elastic --rdzv_conf last_call_timeout=10 --max_restarts 2 --monitor_interval 1 "
       "-r 2 -t 2 --no_python " + kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run + probe +
