@@ -553,7 +553,7 @@ BOOST_AUTO_TEST_CASE(workers_started_by_torchrun_run_as_one) {
                      240);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(log));
   expect_ranks_agree(tmp.str("torchrun"));
-  expect_launched_by(tmp.str("torchrun"), "torchrun (static rendezvous, restart 0)");
+  expect_launched_by(tmp.str("torchrun"), "torchrun (the agent's store, restart 0)");
 }
 
 // Two tasks on one node as srun starts them: Slurm's variables alone, no

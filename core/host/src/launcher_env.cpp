@@ -295,7 +295,10 @@ std::string label(const Row& row, const Reader& env, const LauncherEnv& e) {
       return "skein train (" + spread + restart + ")";
     case Launcher::torchrun:
       if (!env.get("TORCHELASTIC_RUN_ID")) return "RANK and WORLD_SIZE, no launcher named (" + spread + ")";
-      return std::string("torchrun (") + (e.agent_store ? "static" : "dynamic") + " rendezvous" + restart + ")";
+      // Which store the workers share is what TORCHELASTIC_USE_AGENT_STORE
+      // tells; it is not the rendezvous: torch 2.x's c10d rendezvous shares
+      // the agent's store too, unless TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1.
+      return std::string("torchrun (") + (e.agent_store ? "the agent's store" : "rank 0's store") + restart + ")";
     case Launcher::slurm:
       return "slurm (job " + env.get(Var{"SLURM_JOB_ID", "SLURM_JOBID"}).value_or(std::make_pair("", "?")).second +
              ", " + count(e.world_size, "task", "tasks") + " on " + count(e.nnodes, "node", "nodes") + master + ")";
