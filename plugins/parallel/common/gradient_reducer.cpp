@@ -178,16 +178,6 @@ void GradientReducer::launch_ready_buckets() {
       b.work = group_->reduce(tensors, to_owner);
     }
   }
-  for (std::size_t k = 0; k < next_launch_; ++k)
-    if (buckets_[k].foreign && buckets_[k].work && buckets_[k].work->isCompleted()) free_reduced(buckets_[k]);
-}
-
-// Another rank's bucket once its reduce is done (or failed: said here):
-// nothing on this rank needs it until the next backward.
-void GradientReducer::free_reduced(Bucket& b) {
-  wait_for(*b.work, who_, "gradient reduce");
-  b.work.reset();  // the collective holds the buffer too
-  b.flat = torch::Tensor();
 }
 
 void GradientReducer::finish() {
@@ -200,11 +190,7 @@ void GradientReducer::finish() {
   for (auto& b : buckets_)
     if (b.deferred) reduce_deferred(b);
   for (auto& b : buckets_) {
-    if (!b.work) continue;  // reduced by PowerSGD, or freed already
-    if (b.foreign) {
-      free_reduced(b);
-      continue;
-    }
+    if (!b.work) continue;  // reduced by PowerSGD already
     wait_for(*b.work, who_, owners_.empty() ? "gradient all-reduce" : "gradient reduce");
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
   }

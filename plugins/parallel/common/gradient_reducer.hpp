@@ -28,11 +28,12 @@
 // without compression (caps count the parameters' own bytes).
 //
 // Owners (ZeRO stage 2): a bucket's parameters share their owner, and its
-// collective is a reduce to that rank instead of an all-reduce. Another
-// rank's bucket is this rank's only until its reduce is done: its
-// parameters' .grad is dropped once their gradients are in the bucket, and
-// the bucket itself is freed as soon as the reduce completes (checked as
-// backward goes on, and in finish()); the next backward allocates it again.
+// collective is a reduce to that rank instead of an all-reduce. The .grad of
+// another rank's parameter is dropped as soon as its gradient is in the
+// bucket. Those buckets stay allocated between steps: freeing each once its
+// reduce completed (and allocating it again in the next backward) made the
+// peak RSS larger and erratic on bench/zero_memory.py (stage 2, W=2: 1405,
+// 1508 and 1821 MB against 1306 MB twice), so it was left out.
 //
 // Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
 // form one last bucket of their own, never launched from a hook; finish()
@@ -122,14 +123,13 @@ class GradientReducer {
     torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
     bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
-    bool foreign = false;     // another rank owns it: freed once reduced
+    bool foreign = false;     // another rank owns it: its .grad is dropped once in the bucket
     c10::intrusive_ptr<c10d::Work> work;
   };
   void on_accumulated(std::size_t index);
   torch::Tensor gather(std::size_t index);
   void mark_ready(std::size_t index);
   void launch_ready_buckets();
-  void free_reduced(Bucket& b);
   torch::Tensor slot(std::size_t index);
   void reset();
   void add_to_bucket(std::size_t index, std::size_t& bytes, const ReducerOptions& options);
