@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <c10/util/strides.h>
+
 #include "skein/errors.hpp"
 
 namespace skein_parallel {
@@ -77,22 +79,31 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
     }
     powersgd_ = std::make_unique<PowerSgd>(group_, shapes, *options.powersgd, params_[matrices.front()].device());
   }
+  const int rank = group_->getRank();
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
-    b.flat = torch::zeros({b.offsets.back() + last.numel()}, last.options().requires_grad(false));
+    b.size = b.offsets.back() + last.numel();
+    b.foreign = !owners_.empty() && owners_[b.params.front()] != rank;
     const auto type = last.scalar_type();
     if (options.fp16 && (type == torch::kFloat32 || type == torch::kFloat64))
-      b.wire = torch::empty(b.flat.sizes(), b.flat.options().dtype(torch::kFloat16));
+      b.wire = torch::empty({b.size}, last.options().dtype(torch::kFloat16).requires_grad(false));
   }
   reset();
   for (std::size_t k = 0; k < params_.size(); ++k)
-    params_[k].register_hook([this, k](torch::Tensor grad) { on_gradient(k, grad); });
+    hooks_.push_back(
+        std::make_unique<skein::torch_compat::AccumulatedGradHook>(params_[k], [this, k] { on_accumulated(k); }));
 }
 
+// Parameter `index`'s slot: a tensor of its shape on its bucket's storage
+// (allocated here when the bucket has none), not an autograd view of it.
 torch::Tensor GradientReducer::slot(std::size_t index) {
   auto& b = buckets_[bucket_of_[index]];
   const auto& p = params_[index];
-  return b.flat.narrow(0, b.offsets[position_in_bucket_[index]], p.numel()).view(p.sizes());
+  torch::NoGradGuard no_grad;
+  if (!b.flat.defined()) b.flat = torch::empty({b.size}, p.options().requires_grad(false));
+  auto s = torch::empty({0}, b.flat.options());
+  s.set_(b.flat.storage(), b.offsets[position_in_bucket_[index]], p.sizes(), c10::contiguous_strides(p.sizes()));
+  return s;
 }
 
 void GradientReducer::reset() {
@@ -104,30 +115,50 @@ void GradientReducer::reset() {
   next_launch_ = 0;
 }
 
-// The gradient a bucket carries: this step's plus what accumulated before.
-void GradientReducer::fill(std::size_t index, const torch::Tensor& grad) {
+// The slot of parameter `index`, holding its gradient: .grad itself when it
+// is the slot, else .grad copied in (zeros when it has none).
+torch::Tensor GradientReducer::gather(std::size_t index) {
   torch::NoGradGuard no_grad;
   auto s = slot(index);
-  const auto& accumulated = params_[index].grad();
-  if (grad.defined() && accumulated.defined())
-    torch::add_out(s, accumulated, grad);
-  else if (grad.defined())
-    s.copy_(grad);
-  else if (accumulated.defined())
-    s.copy_(accumulated);
-  else
+  const auto& grad = params_[index].grad();
+  const bool in_place = grad.defined() && grad.data_ptr() == s.data_ptr() && grad.sizes() == s.sizes() &&
+                        grad.strides() == s.strides() && grad.scalar_type() == s.scalar_type();
+  if (!grad.defined())
     s.zero_();
-  ready_[index] = true;
-  --buckets_[bucket_of_[index]].pending;
+  else if (!in_place)
+    s.copy_(grad);
+  return s;
 }
 
-void GradientReducer::on_gradient(std::size_t index, const torch::Tensor& grad) {
-  if (!enabled_ || ready_[index]) return;
-  fill(index, grad);
+// Parameter `index`'s gradient of this step is in its slot: .grad becomes
+// the slot (a parameter without one keeps none; another rank's drops its
+// own), and the bucket has one gradient less to wait for.
+void GradientReducer::mark_ready(std::size_t index) {
+  auto& p = params_[index];
+  const bool had = p.grad().defined();
+  auto s = gather(index);
+  auto& b = buckets_[bucket_of_[index]];
+  if (b.foreign)
+    p.mutable_grad() = torch::Tensor();  // reduced to its owner; this rank's is spent
+  else if (had)
+    p.mutable_grad() = s;
+  ready_[index] = true;
+  --b.pending;
+}
+
+// After autograd accumulated a gradient into parameter `index`'s .grad.
+void GradientReducer::on_accumulated(std::size_t index) {
+  if (ready_[index]) return;
+  if (!enabled_) {  // accumulating: keep it in the slot, launch nothing
+    params_[index].mutable_grad() = gather(index);
+    return;
+  }
+  mark_ready(index);
   if (overlap_) launch_ready_buckets();
 }
 
 void GradientReducer::launch_ready_buckets() {
+  torch::NoGradGuard no_grad;
   while (next_launch_ < launchable_ && buckets_[next_launch_].pending == 0) {
     auto& b = buckets_[next_launch_++];
     // Compression divides by the world size BEFORE the cast to float16, in
@@ -152,9 +183,8 @@ void GradientReducer::launch_ready_buckets() {
 void GradientReducer::finish() {
   // Parameters that got no gradient this step (unused in forward) contribute
   // what they hold, so their buckets launch and no rank waits forever.
-  std::vector<bool> had_gradient = ready_;
   for (std::size_t k = 0; k < params_.size(); ++k)
-    if (!ready_[k]) fill(k, torch::Tensor());
+    if (!ready_[k]) mark_ready(k);
   launch_ready_buckets();
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_)
@@ -165,19 +195,14 @@ void GradientReducer::finish() {
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
   }
   if (powersgd_) powersgd_->step_done();
-  const int rank = group_->getRank();
+  // A parameter without a gradient on this rank gets the average when
+  // another rank had one; unused on every rank, it keeps none, as in a
+  // single process.
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
-    if (!owners_.empty() && owners_[k] != rank) {
-      p.mutable_grad() = torch::Tensor();  // reduced to its owner; this rank's is spent
-      continue;
-    }
+    if (p.grad().defined() || buckets_[bucket_of_[k]].foreign) continue;
     auto averaged = slot(k);
-    if (p.grad().defined()) {
-      p.mutable_grad().copy_(averaged);
-    } else if (had_gradient[k] || averaged.count_nonzero().item<std::int64_t>() > 0) {
-      p.mutable_grad() = averaged.clone();
-    }  // else: unused on every rank; like a single process, it keeps no gradient
+    if (averaged.count_nonzero().item<std::int64_t>() > 0) p.mutable_grad() = averaged;
   }
   reset();
 }

@@ -3,11 +3,24 @@
 // backward (the scheme of PyTorch's DDP, VLDB 2020): parameters are grouped
 // in reverse registration order (roughly the order backward produces their
 // gradients) into buckets of at most `cap_bytes` (the first one smaller, so
-// communication starts early). A gradient hook copies each gradient into its
-// bucket's flat buffer; a full bucket's all-reduce is launched at once,
-// asynchronously, always in bucket order so every rank issues the same
+// communication starts early). A full bucket's all-reduce is launched at
+// once, asynchronously, always in bucket order so every rank issues the same
 // sequence of collectives. finish() launches what unused parameters held
-// back, waits, and writes the averages into param.grad.
+// back and waits.
+//
+// Gradients live in the buckets (PyTorch's gradient_as_bucket_view): each
+// parameter's .grad is its slot of its bucket's flat buffer, so autograd
+// accumulates straight into the bucket and a rank holds one copy of the
+// gradients, not two. A hook after each parameter's accumulation
+// (torch_compat/grad_accumulator.hpp) counts it towards its bucket's launch.
+// A .grad that is not its slot (the first backward; an optimizer's
+// zero_grad that sets gradients to none, libtorch 2.x's default; a callback
+// that replaced it) is copied into the slot at that point and replaced by
+// it, so the result never depends on what happened to .grad in between.
+// Slots are plain tensors on the bucket's storage, not autograd views, so
+// an optimizer's zero_grad (detach_ then zero_ or reset) works on them.
+// Between a bucket's launch and finish() its gradients are in flux (divided,
+// being reduced): nothing reads them then.
 //
 // Compression fp16 (the idea of PyTorch's fp16_compress_hook): a float32 or
 // float64 bucket travels as half precision, half the bytes on the wire, and
@@ -15,7 +28,12 @@
 // without compression (caps count the parameters' own bytes).
 //
 // Owners (ZeRO stage 2): a bucket's parameters share their owner, and its
-// collective is a reduce to that rank instead of an all-reduce.
+// collective is a reduce to that rank instead of an all-reduce. The .grad of
+// another rank's parameter is dropped as soon as its gradient is in the
+// bucket. Those buckets stay allocated between steps: freeing each once its
+// reduce completed (and allocating it again in the next backward) made the
+// peak RSS larger and erratic on bench/zero_memory.py (stage 2, W=2: 1405,
+// 1508 and 1821 MB against 1306 MB twice), so it was left out.
 //
 // Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
 // form one last bucket of their own, never launched from a hook; finish()
@@ -33,6 +51,7 @@
 #include <torch/types.h>
 
 #include "powersgd.hpp"
+#include "skein/torch_compat/grad_accumulator.hpp"
 
 // The bucket options of a plugin that reduces gradients with GradientReducer,
 // as X-macro entries of its option list.
@@ -84,9 +103,11 @@ class GradientReducer {
  public:
   GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group, std::vector<torch::Tensor> params,
                   const ReducerOptions& options);
-  // When false (non-final micro-batches of accumulation), hooks do nothing and
-  // gradients just accumulate locally.
+  // When false (non-final micro-batches of accumulation), nothing is
+  // launched: gradients just accumulate locally (in their slots).
   void set_enabled(bool enabled) { enabled_ = enabled; }
+  // Every gradient is the average over ranks when this returns (with owners:
+  // this rank's own; the others' are dropped).
   void finish();
   std::size_t bucket_count() const { return buckets_.size(); }
   // PowerSGD's state for checkpoints (empty without PowerSGD).
@@ -97,14 +118,17 @@ class GradientReducer {
   struct Bucket {
     std::vector<std::size_t> params;  // indices into params_
     std::vector<std::int64_t> offsets;
-    torch::Tensor flat;
+    std::int64_t size = 0;  // elements
+    torch::Tensor flat;  // the slots; undefined until a gradient needs it
     torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
     bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
+    bool foreign = false;     // another rank owns it: its .grad is dropped once in the bucket
     c10::intrusive_ptr<c10d::Work> work;
   };
-  void on_gradient(std::size_t index, const torch::Tensor& grad);
-  void fill(std::size_t index, const torch::Tensor& grad);
+  void on_accumulated(std::size_t index);
+  torch::Tensor gather(std::size_t index);
+  void mark_ready(std::size_t index);
   void launch_ready_buckets();
   torch::Tensor slot(std::size_t index);
   void reset();
@@ -125,6 +149,8 @@ class GradientReducer {
   std::vector<int> owners_;  // empty: every gradient to every rank
   std::string who_;
   double world_;
+  // Last: removed first, so that no hook outlives what it calls.
+  std::vector<std::unique_ptr<skein::torch_compat::AccumulatedGradHook>> hooks_;
 };
 
 }  // namespace skein_parallel

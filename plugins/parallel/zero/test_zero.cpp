@@ -178,6 +178,20 @@ BOOST_AUTO_TEST_CASE(each_rank_keeps_state_for_its_own_parameters_only) {
   }
 }
 
+// Gradients live in the buckets: rank 1's own parameters (weight2, bias1,
+// adjacent in bucket order) share one bucket in both stages, so their
+// gradients are slots of one buffer, not copies.
+BOOST_AUTO_TEST_CASE(own_gradients_are_slots_of_one_bucket) {
+  for (int stage : {1, 2}) {
+    EngineRun run(run_of({{"plugin", "zero"}, {"stage", stage}}, kSgd, 1));
+    run.fit();
+    const auto params = run.rank(1).context().model_base().parameters();
+    BOOST_REQUIRE(params[1].grad().defined());
+    BOOST_REQUIRE(params[2].grad().defined());
+    BOOST_TEST(params[1].grad().is_alias_of(params[2].grad()), "stage " << stage);
+  }
+}
+
 // The checkpoint's optimizer.pt is the whole optimizer, as ddp writes it.
 BOOST_AUTO_TEST_CASE(checkpoints_hold_the_whole_optimizer) {
   skein::testing::TempDir dir;
