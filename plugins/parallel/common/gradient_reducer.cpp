@@ -80,30 +80,28 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
     powersgd_ = std::make_unique<PowerSgd>(group_, shapes, *options.powersgd, params_[matrices.front()].device());
   }
   const int rank = group_->getRank();
+  torch::NoGradGuard no_grad;
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
-    b.size = b.offsets.back() + last.numel();
+    b.flat = torch::empty({b.offsets.back() + last.numel()}, last.options().requires_grad(false));
     b.foreign = !owners_.empty() && owners_[b.params.front()] != rank;
     const auto type = last.scalar_type();
     if (options.fp16 && (type == torch::kFloat32 || type == torch::kFloat64))
-      b.wire = torch::empty({b.size}, last.options().dtype(torch::kFloat16).requires_grad(false));
+      b.wire = torch::empty(b.flat.sizes(), b.flat.options().dtype(torch::kFloat16));
+  }
+  // Each parameter's slot: a tensor of its shape on its bucket's storage,
+  // not an autograd view of it. Made once; .grad becomes it.
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const auto& b = buckets_[bucket_of_[k]];
+    const auto& p = params_[k];
+    auto s = torch::empty({0}, b.flat.options());
+    s.set_(b.flat.storage(), b.offsets[position_in_bucket_[k]], p.sizes(), c10::contiguous_strides(p.sizes()));
+    slots_.push_back(s);
   }
   reset();
   for (std::size_t k = 0; k < params_.size(); ++k)
     hooks_.push_back(
         std::make_unique<skein::torch_compat::AccumulatedGradHook>(params_[k], [this, k] { on_accumulated(k); }));
-}
-
-// Parameter `index`'s slot: a tensor of its shape on its bucket's storage
-// (allocated here when the bucket has none), not an autograd view of it.
-torch::Tensor GradientReducer::slot(std::size_t index) {
-  auto& b = buckets_[bucket_of_[index]];
-  const auto& p = params_[index];
-  torch::NoGradGuard no_grad;
-  if (!b.flat.defined()) b.flat = torch::empty({b.size}, p.options().requires_grad(false));
-  auto s = torch::empty({0}, b.flat.options());
-  s.set_(b.flat.storage(), b.offsets[position_in_bucket_[index]], p.sizes(), c10::contiguous_strides(p.sizes()));
-  return s;
 }
 
 void GradientReducer::reset() {
@@ -119,7 +117,7 @@ void GradientReducer::reset() {
 // is the slot, else .grad copied in (zeros when it has none).
 torch::Tensor GradientReducer::gather(std::size_t index) {
   torch::NoGradGuard no_grad;
-  auto s = slot(index);
+  auto& s = slots_[index];
   const auto& grad = params_[index].grad();
   const bool in_place = grad.defined() && grad.data_ptr() == s.data_ptr() && grad.sizes() == s.sizes() &&
                         grad.strides() == s.strides() && grad.scalar_type() == s.scalar_type();
@@ -201,7 +199,7 @@ void GradientReducer::finish() {
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
     if (p.grad().defined() || buckets_[bucket_of_[k]].foreign) continue;
-    auto averaged = slot(k);
+    const auto& averaged = slots_[k];
     if (averaged.count_nonzero().item<std::int64_t>() > 0) p.mutable_grad() = averaged;
   }
   reset();
@@ -217,7 +215,7 @@ void GradientReducer::reduce_deferred(Bucket& b) {
     return;
   }
   std::vector<torch::Tensor> grads;
-  for (std::size_t index : b.params) grads.push_back(slot(index));
+  for (std::size_t index : b.params) grads.push_back(slots_[index]);
   powersgd_->reduce(grads);
 }
 

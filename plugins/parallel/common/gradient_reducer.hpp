@@ -118,8 +118,7 @@ class GradientReducer {
   struct Bucket {
     std::vector<std::size_t> params;  // indices into params_
     std::vector<std::int64_t> offsets;
-    std::int64_t size = 0;  // elements
-    torch::Tensor flat;  // the slots; undefined until a gradient needs it
+    torch::Tensor flat;  // the slots of its parameters, one after the other
     torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
     bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
@@ -130,7 +129,6 @@ class GradientReducer {
   torch::Tensor gather(std::size_t index);
   void mark_ready(std::size_t index);
   void launch_ready_buckets();
-  torch::Tensor slot(std::size_t index);
   void reset();
   void add_to_bucket(std::size_t index, std::size_t& bytes, const ReducerOptions& options);
   void place_in_last_bucket(std::size_t index);
@@ -140,6 +138,7 @@ class GradientReducer {
   std::vector<torch::Tensor> params_;
   std::vector<std::size_t> bucket_of_, position_in_bucket_;
   std::vector<bool> ready_;
+  std::vector<torch::Tensor> slots_;  // each parameter's gradient, on its bucket's storage
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;
   std::size_t launchable_ = 0;  // buckets launched as they fill (all but a deferred one)
