@@ -208,9 +208,11 @@ BOOST_AUTO_TEST_CASE(checksums_taken_while_writing_equal_those_of_the_written_fi
   BOOST_TEST(summed_files == 2);
 }
 
-// Writing the model's files reads only model.pt, once (the readability
-// check): no file is read back for its checksum.
-BOOST_AUTO_TEST_CASE(writing_a_model_reads_it_back_once) {
+// Writing the model's files reads none of them back: the readability check
+// loads a skeleton of the model (names, empty tensors), not model.pt, so
+// rank 0 never holds a second copy of the weights; the checksums are taken
+// as the files are written.
+BOOST_AUTO_TEST_CASE(writing_a_model_reads_nothing_back) {
   parts.model = harness.create<skein::Model>("mlp", {{"hidden", {1000, 1000}}}, &info);  // 4 MB of weights
   CheckpointWriter writer(parts, history, config, run, nullptr);
   const long long before = bytes_read();
@@ -218,8 +220,7 @@ BOOST_AUTO_TEST_CASE(writing_a_model_reads_it_back_once) {
   const long long read = bytes_read() - before;
   const auto model_bytes = static_cast<long long>(boost::filesystem::file_size(checkpoint("final") + "/model.pt"));
   BOOST_TEST(model_bytes > 4'000'000);
-  BOOST_TEST(read >= model_bytes);  // the readability check
-  BOOST_TEST(read < model_bytes + model_bytes / 4, read << " bytes read for a model.pt of " << model_bytes);
+  BOOST_TEST(read < model_bytes / 100, read << " bytes read for a model.pt of " << model_bytes);
 }
 
 // A caller that read trainer.json (a session, to refuse a step checkpoint)

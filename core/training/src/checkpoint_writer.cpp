@@ -60,15 +60,40 @@ namespace skein::core {
 
 namespace {
 
+// Module::save's layout of `module` (its parameters, buffers and
+// serializable children, by name), every tensor an empty one of its dtype.
+void write_skeleton(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
+  auto empty_like = [](const torch::Tensor& t) {
+    auto e = torch::empty({0}, torch::dtype(t.scalar_type()));
+    return t.requires_grad() ? e.requires_grad_() : e;
+  };
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) archive.write(p.key(), empty_like(p.value()));
+  for (const auto& b : module.named_buffers(/*recurse=*/false))
+    archive.write(b.key(), empty_like(b.value()), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive archive_of_child(archive.compilation_unit());
+    write_skeleton(*child.value(), archive_of_child);
+    archive.write(child.key(), archive_of_child);
+  }
+}
+
 // torch::save writes some names (a submodule called like a TorchScript
-// keyword, say) that torch::load then cannot parse: found now, not at resume.
-void check_readable(const std::string& path, const char* file, const std::string& checkpoint) {
+// keyword, say) that torch::load then cannot parse: found before anything is
+// written, not at resume. Whether torch::load parses a model depends on its
+// names only, so the check loads a skeleton of it, not the model again
+// (which would hold a second copy of every parameter on rank 0).
+void check_names_storable(const torch::nn::Module& model, const std::string& checkpoint) {
+  torch::serialize::OutputArchive skeleton;
+  write_skeleton(model, skeleton);
+  std::stringstream bytes;
+  skeleton.save_to(bytes);
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    archive.load_from(bytes);
   } catch (const std::exception& e) {
-    throw std::runtime_error("checkpoint '" + checkpoint + "': " + file +
-                             " was written but cannot be read back, so it would not resume (a parameter, "
+    throw std::runtime_error("checkpoint '" + checkpoint + "': " + checkpoint_files::kModel +
+                             " could not be read back once written, so it would not resume (a parameter, "
                              "buffer or submodule name torch cannot store, such as a TorchScript keyword?): " +
                              first_line(e.what()));
   }
@@ -233,6 +258,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
 
   const fs::path root_path(root_dir);
   check_replaceable(root_path / name);
+  check_names_storable(*parts_.model, name);
   fs::create_directories(root_path);
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
@@ -264,7 +290,6 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     checkpoint_step();
   };
   put_streamed(checkpoint_files::kModel, [&](std::ostream& out) { torch::save(parts_.model, out); });
-  check_readable((tmp / checkpoint_files::kModel).string(), checkpoint_files::kModel, name);
   put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
