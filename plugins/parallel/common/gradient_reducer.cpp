@@ -83,8 +83,9 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
-    b.flat = torch::empty({b.offsets.back() + last.numel()}, last.options().requires_grad(false));
     b.foreign = !owners_.empty() && owners_[b.params.front()] != rank;
+    if (b.foreign) continue;  // in transit only (put_in_transit)
+    b.flat = torch::empty({numel_of(b)}, last.options().requires_grad(false));
     const auto type = last.scalar_type();
     if (options.fp16 && (type == torch::kFloat32 || type == torch::kFloat64))
       b.wire = torch::empty(b.flat.sizes(), b.flat.options().dtype(torch::kFloat16));
@@ -94,6 +95,10 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const auto& b = buckets_[bucket_of_[k]];
     const auto& p = params_[k];
+    if (b.foreign) {
+      slots_.emplace_back();
+      continue;
+    }
     auto s = torch::empty({0}, b.flat.options());
     s.set_(b.flat.storage(), b.offsets[position_in_bucket_[k]], p.sizes(), c10::contiguous_strides(p.sizes()));
     slots_.push_back(s);
@@ -104,8 +109,22 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
         std::make_unique<skein::torch_compat::AccumulatedGradHook>(params_[k], [this, k] { on_accumulated(k); }));
 }
 
+std::int64_t GradientReducer::numel_of(const Bucket& b) const {
+  return b.offsets.back() + params_[b.params.back()].numel();
+}
+
+std::int64_t GradientReducer::held_bytes() const {
+  std::int64_t bytes = 0;
+  for (const auto& b : buckets_) {
+    if (b.flat.defined()) bytes += b.flat.numel() * static_cast<std::int64_t>(b.flat.element_size());
+    if (b.wire.defined()) bytes += b.wire.numel() * static_cast<std::int64_t>(b.wire.element_size());
+  }
+  return bytes;
+}
+
 void GradientReducer::reset() {
   std::fill(ready_.begin(), ready_.end(), false);
+  in_transit_.clear();
   for (auto& b : buckets_) {
     b.pending = b.params.size();
     b.work.reset();
@@ -128,27 +147,61 @@ torch::Tensor GradientReducer::gather(std::size_t index) {
   return s;
 }
 
-// Parameter `index`'s gradient of this step is in its slot: .grad becomes
-// the slot (a parameter without one keeps none; another rank's drops its
-// own), and the bucket has one gradient less to wait for.
+// Parameter `index`'s gradient of this step is in its slot (or in transit
+// to its owner): .grad becomes the slot (a parameter without one keeps
+// none; another rank's drops its own), and the bucket has one gradient less
+// to wait for.
 void GradientReducer::mark_ready(std::size_t index) {
   auto& p = params_[index];
-  const bool had = p.grad().defined();
-  auto s = gather(index);
   auto& b = buckets_[bucket_of_[index]];
-  if (b.foreign)
-    p.mutable_grad() = torch::Tensor();  // reduced to its owner; this rank's is spent
-  else if (had)
-    p.mutable_grad() = s;
+  if (b.foreign) {
+    put_in_transit(index);
+  } else {
+    const bool had = p.grad().defined();
+    auto s = gather(index);
+    if (had) p.mutable_grad() = s;
+  }
   ready_[index] = true;
   --b.pending;
+}
+
+// Another rank's parameter: its gradient joins its bucket's transit buffer
+// (is it, when alone in the bucket and laid out as one) and .grad is
+// dropped: this rank's share is spent once reduced to the owner.
+void GradientReducer::put_in_transit(std::size_t index) {
+  torch::NoGradGuard no_grad;
+  auto& p = params_[index];
+  auto& b = buckets_[bucket_of_[index]];
+  const torch::Tensor grad = p.grad();
+  const bool alone = b.params.size() == 1;
+  if (alone && grad.defined() && grad.is_contiguous() && grad.scalar_type() == p.scalar_type() &&
+      grad.device() == p.device()) {
+    b.flat = grad.view({-1});
+  } else {
+    if (!b.flat.defined()) b.flat = torch::empty({numel_of(b)}, p.options().requires_grad(false));
+    auto part = b.flat.narrow(0, b.offsets[position_in_bucket_[index]], p.numel());
+    if (grad.defined())
+      part.copy_(grad.reshape({-1}));
+    else
+      part.zero_();
+  }
+  p.mutable_grad() = torch::Tensor();
+}
+
+// Waits for the oldest foreign bucket in transit and lets its buffer go.
+void GradientReducer::release_oldest_in_transit() {
+  auto& b = buckets_[in_transit_.front()];
+  in_transit_.pop_front();
+  wait_for(*b.work, who_, "gradient reduce");
+  b.work.reset();
+  b.flat = torch::Tensor();
 }
 
 // After autograd accumulated a gradient into parameter `index`'s .grad.
 void GradientReducer::on_accumulated(std::size_t index) {
   if (ready_[index]) return;
-  if (!enabled_) {  // accumulating: keep it in the slot, launch nothing
-    params_[index].mutable_grad() = gather(index);
+  if (!enabled_) {  // accumulating: keep it in the slot (another rank's: in .grad), launch nothing
+    if (!buckets_[bucket_of_[index]].foreign) params_[index].mutable_grad() = gather(index);
     return;
   }
   mark_ready(index);
@@ -158,7 +211,8 @@ void GradientReducer::on_accumulated(std::size_t index) {
 void GradientReducer::launch_ready_buckets() {
   torch::NoGradGuard no_grad;
   while (next_launch_ < launchable_ && buckets_[next_launch_].pending == 0) {
-    auto& b = buckets_[next_launch_++];
+    const std::size_t index = next_launch_++;
+    auto& b = buckets_[index];
     // Compression divides by the world size BEFORE the cast to float16, in
     // the bucket's own dtype: one rounding to half instead of two, and every
     // partial sum of the all-reduce is then at most the largest gradient
@@ -174,6 +228,10 @@ void GradientReducer::launch_ready_buckets() {
       c10d::ReduceOptions to_owner;
       to_owner.rootRank = owners_[b.params.front()];
       b.work = group_->reduce(tensors, to_owner);
+      if (b.foreign) {
+        in_transit_.push_back(index);
+        if (in_transit_.size() > kForeignInFlight) release_oldest_in_transit();
+      }
     }
   }
 }
@@ -191,6 +249,7 @@ void GradientReducer::finish() {
     if (!b.work) continue;  // reduced by PowerSGD already
     wait_for(*b.work, who_, owners_.empty() ? "gradient all-reduce" : "gradient reduce");
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
+    if (b.foreign) b.flat = torch::Tensor();  // reduced to its owner
   }
   if (powersgd_) powersgd_->step_done();
   // A parameter without a gradient on this rank gets the average when

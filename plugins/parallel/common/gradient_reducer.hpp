@@ -28,12 +28,16 @@
 // without compression (caps count the parameters' own bytes).
 //
 // Owners (ZeRO stage 2): a bucket's parameters share their owner, and its
-// collective is a reduce to that rank instead of an all-reduce. The .grad of
-// another rank's parameter is dropped as soon as its gradient is in the
-// bucket. Those buckets stay allocated between steps: freeing each once its
-// reduce completed (and allocating it again in the next backward) made the
-// peak RSS larger and erratic on bench/zero_memory.py (stage 2, W=2: 1405,
-// 1508 and 1821 MB against 1306 MB twice), so it was left out.
+// collective is a reduce to that rank instead of an all-reduce. Only the
+// owner keeps the bucket. Another rank's bucket is a transit buffer, made
+// when its first gradient arrives and released once reduced: the gradient
+// autograd made, when it is the bucket's only one (no copy), else a buffer
+// the gradients are copied into. The .grad of another rank's parameter is
+// dropped as soon as it is in transit. At most kForeignInFlight such
+// buffers are held at once: launching one more first waits for the oldest's
+// reduce, so this rank's memory for others' gradients is bounded whatever
+// the link's speed (backward may then wait for the network, the trade of
+// stage 2).
 //
 // Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
 // form one last bucket of their own, never launched from a hook; finish()
@@ -41,6 +45,7 @@
 // warm-up, then as low-rank factors. The other parameters travel as without
 // compression, overlapped with backward.
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -110,6 +115,11 @@ class GradientReducer {
   // this rank's own; the others' are dropped).
   void finish();
   std::size_t bucket_count() const { return buckets_.size(); }
+  // Bytes of gradient buffers this rank holds now (its buckets, and other
+  // ranks' buckets in transit).
+  std::int64_t held_bytes() const;
+  // Transit buffers of other ranks' buckets held at once (owners set).
+  static constexpr std::size_t kForeignInFlight = 2;
   // PowerSGD's state for checkpoints (empty without PowerSGD).
   std::string compression_state() const { return powersgd_ ? powersgd_->state() : std::string(); }
   void load_compression_state(const std::string& bytes);
@@ -118,7 +128,7 @@ class GradientReducer {
   struct Bucket {
     std::vector<std::size_t> params;  // indices into params_
     std::vector<std::int64_t> offsets;
-    torch::Tensor flat;  // the slots of its parameters, one after the other
+    torch::Tensor flat;  // the slots of its parameters, one after the other (foreign: in transit only)
     torch::Tensor wire;  // float16 copy sent instead of flat (compression), else undefined
     std::size_t pending = 0;  // gradients still to arrive this step
     bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
@@ -127,6 +137,9 @@ class GradientReducer {
   };
   void on_accumulated(std::size_t index);
   torch::Tensor gather(std::size_t index);
+  void put_in_transit(std::size_t index);
+  void release_oldest_in_transit();
+  std::int64_t numel_of(const Bucket& b) const;
   void mark_ready(std::size_t index);
   void launch_ready_buckets();
   void reset();
@@ -146,6 +159,7 @@ class GradientReducer {
   bool enabled_ = true;
   bool overlap_ = true;
   std::vector<int> owners_;  // empty: every gradient to every rank
+  std::deque<std::size_t> in_transit_;  // foreign buckets launched and still held, oldest first
   std::string who_;
   double world_;
   // Last: removed first, so that no hook outlives what it calls.
