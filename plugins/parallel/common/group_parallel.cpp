@@ -45,11 +45,22 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args,
   return skein::torch_compat::make_process_group(store, run.rank, run.world_size, pg_opts, nccl);
 }
 
-void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, torch::nn::Module& model) {
+void broadcast_in_place(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const std::vector<torch::Tensor>& tensors,
+                        int root) {
   torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> small, large;
+  for (const auto& t : tensors)
+    (static_cast<std::size_t>(t.numel()) * t.element_size() < kCoalesceBytes ? small : large).push_back(t);
+  // Buckets of 1 byte hold one tensor each: sent from where it is (c10d
+  // keeps 2 in flight).
+  if (!large.empty()) c10d::broadcast_coalesced(group, large, 1, root);
+  if (!small.empty()) c10d::broadcast_coalesced(group, small, kCoalesceBytes, root);
+}
+
+void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, torch::nn::Module& model) {
   std::vector<torch::Tensor> state = model.parameters();
   for (const auto& b : model.buffers()) state.push_back(b);
-  c10d::broadcast_coalesced(group, state, 256u << 20, 0);
+  broadcast_in_place(group, state, 0);
 }
 
 void GroupParallel::set_gradient_sync(bool enabled) {

@@ -9,7 +9,6 @@
 //            the other ranks drop theirs.
 // The user's module is never wrapped. Checkpoints hold the whole optimizer,
 // consolidated by the engine: a zero checkpoint resumes under ddp and back.
-#include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -31,9 +30,6 @@
 namespace {
 
 SKEIN_OPTIONS_STRUCT(ZeroOptions, ZERO_OPTIONS)
-
-// Largest buffer one owner's parameters are broadcast through.
-constexpr std::size_t kBroadcastBytes = 256u << 20;
 
 class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOptimizer {
  public:
@@ -78,7 +74,7 @@ class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOp
       skein_parallel::collective(who_, "parameter broadcast", [&] {
         for (int r = 0; r < world_; ++r)
           if (!owned_by_[static_cast<std::size_t>(r)].empty())
-            c10d::broadcast_coalesced(group_, owned_by_[static_cast<std::size_t>(r)], kBroadcastBytes, r);
+            skein_parallel::broadcast_in_place(group_, owned_by_[static_cast<std::size_t>(r)], r);
       });
     for (std::size_t i = 0; i < params_.size(); ++i)
       if (owners_[i] != rank_ && params_[i].grad().defined()) params_[i].mutable_grad() = torch::Tensor();
