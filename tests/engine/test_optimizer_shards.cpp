@@ -1,5 +1,6 @@
 #include <boost/test/unit_test.hpp>
 
+#include <set>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -90,7 +91,23 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
     if (r == 0) rank0 = std::move(shard);
   }
   BOOST_TEST(same(sharded, unsharded));
-  const std::string bytes = skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, shards);
+  skein::core::ShardSource source;
+  source.world_size = 2;
+  int asked = 0;
+  source.bytes = [&](int r) {
+    ++asked;
+    BOOST_TEST(r == 1);  // never rank 0's own: that one is the running optimizer
+    return shards[static_cast<std::size_t>(r)];
+  };
+  const auto consolidated = skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source);
+  BOOST_TEST(asked == 1);
+  // Rank 0's states are its running optimizer's tensors, not copies.
+  std::set<const void*> shared;
+  for (const auto& [key, state] : consolidated->state())
+    shared.insert(static_cast<const torch::optim::SGDParamState&>(*state).momentum_buffer().data_ptr());
+  for (const auto& [key, state] : rank0->state())
+    BOOST_TEST(shared.count(static_cast<const torch::optim::SGDParamState&>(*state).momentum_buffer().data_ptr()) == 1u);
+  const std::string bytes = bytes_of(*consolidated);
 
   // Loaded over fresh parameters as an unsharded run would: the next step as whole's.
   auto resumed_params = parameters();
@@ -105,8 +122,8 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   auto partial_params = parameters();
   for (std::size_t i = 0; i < partial_params.size(); ++i) partial_params[i].data().copy_(sharded[i]);
   auto empty = factory.create(skein::core::owned_parameters(sharded, kOwners, 1));
-  const std::string lacking =
-      skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, {shards[0], bytes_of(*empty)});
+  source.bytes = [&](int) { return bytes_of(*empty); };
+  const std::string lacking = bytes_of(*skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source));
   auto partial = factory.create(partial_params);
   load(*partial, lacking);
   step(*partial, partial_params, 1, 2);

@@ -159,21 +159,38 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
   return all;
 }
 
-// optimizer.pt's bytes on rank 0 (empty elsewhere). A sharded optimizer's
-// shards are gathered there and made one (a collective).
-std::string CheckpointWriter::optimizer_bytes(const std::string& name, long epoch) const {
-  const bool sharded = !parts_.parameter_owners.empty();
-  if (!sharded && !run_.is_main()) return {};
-  std::string mine = serialized([&](std::ostream& out) {
-    torch::serialize::OutputArchive archive;
-    parts_.optimizer->save(archive);
-    archive.save_to(out);
-  });
-  if (!sharded) return mine;
-  const auto shards = gather_on_main(name, epoch, "optimizer", std::move(mine));
-  if (!run_.is_main()) return {};
-  return consolidated_optimizer(*parts_.optimizer_factory, *parts_.optimizer, parts_.model->parameters(),
-                                parts_.parameter_owners, shards);
+// A sharded optimizer's shard of a rank other than 0, left in the store for
+// rank 0 (write_optimizer), which takes it from there.
+void CheckpointWriter::publish_optimizer_shard(const std::string& name, long epoch) const {
+  if (parts_.parameter_owners.empty() || run_.is_main()) return;
+  std::ostringstream out;
+  torch::serialize::OutputArchive archive;
+  parts_.optimizer->save(archive);
+  archive.save_to(out);
+  store_set(*store_->store, store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", run_.rank), out.str());
+}
+
+// optimizer.pt, written by rank 0 straight to `out`: the running optimizer,
+// or a sharded one consolidated (rank 0's states shared, not copied; the
+// other ranks' shards taken from the store one at a time).
+void CheckpointWriter::write_optimizer(const std::string& name, long epoch, std::ostream& out) const {
+  std::unique_ptr<torch::optim::Optimizer> whole;
+  if (!parts_.parameter_owners.empty()) {
+    ShardSource shards;
+    shards.rank = run_.rank;
+    shards.world_size = run_.world_size;
+    shards.bytes = [&](int rank) {
+      const auto key = store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", rank);
+      std::string bytes = store_get(*store_->store, key);
+      store_->store->deleteKey(key);
+      return bytes;
+    };
+    whole = consolidated_optimizer(*parts_.optimizer_factory, *parts_.optimizer, parts_.model->parameters(),
+                                   parts_.parameter_owners, shards);
+  }
+  torch::serialize::OutputArchive archive;
+  (whole ? *whole : *parts_.optimizer).save(archive);
+  archive.save_to(out);
 }
 
 // trainer.json: what the tensors files do not say, and their checksums.
@@ -243,7 +260,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump()))
       open_ranks.push_back(nlohmann::json::parse(text));
   }
-  const std::string optimizer_file = parts.model_only ? std::string() : optimizer_bytes(name, at.epoch);
+  if (!parts.model_only) publish_optimizer_shard(name, at.epoch);
   std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
   if (stateful) {
@@ -293,7 +310,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
-    put(checkpoint_files::kOptimizer, optimizer_file);
+    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, out); });
     if (open) {
       put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
       put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");

@@ -35,6 +35,18 @@ void move_states(torch::optim::Optimizer& from, torch::optim::Optimizer& to,
   }
 }
 
+// The states `from` holds of `params` into `to` as well: shallow copies,
+// whose tensors are `from`'s own.
+void share_states(const torch::optim::Optimizer& from, torch::optim::Optimizer& to,
+                  const std::vector<torch::Tensor>& params) {
+  const auto& source = from.state();
+  auto& target = to.state();
+  for (const auto& p : params) {
+    auto it = source.find(state_key(source, p));
+    if (it != source.end()) target[state_key(target, p)] = it->second->clone();
+  }
+}
+
 // Each parameter group's options of `from` into `to`'s group of the same
 // place (the learning rate a scheduler changed, say); nothing when the
 // factory made another number of groups.
@@ -70,26 +82,29 @@ std::vector<torch::Tensor> owned_parameters(const std::vector<torch::Tensor>& pa
   return mine;
 }
 
-std::string consolidated_optimizer(OptimizerFactory& factory, const torch::optim::Optimizer& running,
-                                   const std::vector<torch::Tensor>& params, const std::vector<int>& owners,
-                                   const std::vector<std::string>& shards) {
+std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
+    OptimizerFactory& factory, const torch::optim::Optimizer& running, const std::vector<torch::Tensor>& params,
+    const std::vector<int>& owners, const ShardSource& shards) {
   auto whole = factory.create(params);
   copy_group_options(running, *whole);
-  for (std::size_t r = 0; r < shards.size(); ++r) {
+  for (int r = 0; r < shards.world_size; ++r) {
+    const auto theirs = owned_parameters(params, owners, r);
+    if (r == shards.rank) {
+      share_states(running, *whole, theirs);
+      continue;
+    }
     // Rank r's optimizer again, over the same tensors, to read its bytes.
-    const auto theirs = owned_parameters(params, owners, static_cast<int>(r));
-    auto shard = factory.create(theirs);
-    std::istringstream in(shards[r]);
-    torch::serialize::InputArchive archive;
-    archive.load_from(in, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
-    shard->load(archive);
-    move_states(*shard, *whole, theirs);
+    auto other = factory.create(theirs);
+    {
+      const std::string bytes = shards.bytes(r);
+      torch::serialize::InputArchive archive;  // reads `bytes` where they are, no copy
+      archive.load_from(bytes.data(), bytes.size(),
+                        params.empty() ? torch::Device(torch::kCPU) : params.front().device());
+      other->load(archive);
+    }
+    move_states(*other, *whole, theirs);
   }
-  std::ostringstream out;
-  torch::serialize::OutputArchive archive;
-  whole->save(archive);
-  archive.save_to(out);
-  return out.str();
+  return whole;
 }
 
 void load_optimizer_shard(OptimizerFactory& factory, torch::optim::Optimizer& own,

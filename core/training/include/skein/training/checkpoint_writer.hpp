@@ -3,6 +3,7 @@
 // every rank contributes to, gathered on rank 0 through the run's store, a
 // directory written beside its place and renamed into it; and the
 // checkpoints callbacks ask for, written together once all ranks agree.
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,8 @@ class SKEIN_EXPORT CheckpointWriter {
   // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
   std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
                                           std::string mine) const;
-  std::string optimizer_bytes(const std::string& name, long epoch) const;
+  void publish_optimizer_shard(const std::string& name, long epoch) const;
+  void write_optimizer(const std::string& name, long epoch, std::ostream& out) const;
   nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
   nlohmann::json open_epoch_part(const EpochPosition& at) const;
   // The same state under another name: hard links to the files of `from`

@@ -5,6 +5,8 @@
 // and split again on resume. The whole optimizer is the one an unsharded run
 // writes (the optimizer factory's over every parameter), so a checkpoint of
 // a sharded run resumes under any wrapper, and the other way round.
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,14 +30,23 @@ SKEIN_EXPORT std::vector<int> parameter_owners(Parallel& parallel, const std::ve
 SKEIN_EXPORT std::vector<torch::Tensor> owned_parameters(const std::vector<torch::Tensor>& params,
                                                          const std::vector<int>& owners, int rank);
 
-// The bytes of the whole optimizer (OutputArchive, as Optimizer::save writes
-// it) over `params`, made by `factory`, holding each parameter's state from
-// its owner's shard: shards[r] is rank r's optimizer as saved. Its parameter
-// groups' options are `running`'s (this rank's: the same on every rank).
-SKEIN_EXPORT std::string consolidated_optimizer(OptimizerFactory& factory, const torch::optim::Optimizer& running,
-                                                const std::vector<torch::Tensor>& params,
-                                                const std::vector<int>& owners,
-                                                const std::vector<std::string>& shards);
+// Where consolidated_optimizer finds each rank's shard.
+struct ShardSource {
+  int rank = 0;  // this rank: its states are shared with the running optimizer
+  int world_size = 1;
+  // Rank r's optimizer as saved; asked once for every other rank, one after
+  // the other, so that one rank's bytes are held at a time.
+  std::function<std::string(int)> bytes;
+};
+
+// The whole optimizer over `params`, made by `factory`, holding each
+// parameter's state: this rank's shared with `running`, this rank's
+// optimizer (the same tensors, not copies), every other rank's loaded from
+// its shard. Its parameter groups' options are `running`'s (the same on
+// every rank). Optimizer::save of it writes what an unsharded run saves.
+SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
+    OptimizerFactory& factory, const torch::optim::Optimizer& running, const std::vector<torch::Tensor>& params,
+    const std::vector<int>& owners, const ShardSource& shards);
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters `own` steps, nothing else.
