@@ -97,7 +97,8 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   source.bytes = [&](int r) {
     ++asked;
     BOOST_TEST(r == 1);  // never rank 0's own: that one is the running optimizer
-    return shards[static_cast<std::size_t>(r)];
+    const auto& bytes = shards[static_cast<std::size_t>(r)];
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
   };
   const auto consolidated = skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source);
   BOOST_TEST(asked == 1);
@@ -122,7 +123,10 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   auto partial_params = parameters();
   for (std::size_t i = 0; i < partial_params.size(); ++i) partial_params[i].data().copy_(sharded[i]);
   auto empty = factory.create(skein::core::owned_parameters(sharded, kOwners, 1));
-  source.bytes = [&](int) { return bytes_of(*empty); };
+  source.bytes = [&](int) {
+    const std::string bytes = bytes_of(*empty);
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
   const std::string lacking = bytes_of(*skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source));
   auto partial = factory.create(partial_params);
   load(*partial, lacking);

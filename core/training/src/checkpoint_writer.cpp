@@ -161,13 +161,25 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
 
 // A sharded optimizer's shard of a rank other than 0, left in the store for
 // rank 0 (write_optimizer), which takes it from there.
+// Serialized twice, to count the bytes and then to write them into a buffer
+// made once: a buffer grown as it is written would hold up to twice them.
 void CheckpointWriter::publish_optimizer_shard(const std::string& name, long epoch) const {
   if (parts_.parameter_owners.empty() || run_.is_main()) return;
-  std::ostringstream out;
   torch::serialize::OutputArchive archive;
   parts_.optimizer->save(archive);
-  archive.save_to(out);
-  store_set(*store_->store, store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", run_.rank), out.str());
+  std::size_t size = 0;
+  archive.save_to([&](const void*, std::size_t n) {
+    size += n;
+    return n;
+  });
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(size);
+  archive.save_to([&](const void* data, std::size_t n) {
+    const auto* begin = static_cast<const std::uint8_t*>(data);
+    bytes.insert(bytes.end(), begin, begin + n);
+    return n;
+  });
+  store_->store->set(store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", run_.rank), bytes);
 }
 
 // optimizer.pt, written by rank 0 straight to `out`: the running optimizer,
@@ -181,7 +193,7 @@ void CheckpointWriter::write_optimizer(const std::string& name, long epoch, std:
     shards.world_size = run_.world_size;
     shards.bytes = [&](int rank) {
       const auto key = store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", rank);
-      std::string bytes = store_get(*store_->store, key);
+      auto bytes = store_->store->get(key);
       store_->store->deleteKey(key);
       return bytes;
     };

@@ -96,9 +96,9 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     // Rank r's optimizer again, over the same tensors, to read its bytes.
     auto other = factory.create(theirs);
     {
-      const std::string bytes = shards.bytes(r);
+      const std::vector<std::uint8_t> bytes = shards.bytes(r);
       torch::serialize::InputArchive archive;  // reads `bytes` where they are, no copy
-      archive.load_from(bytes.data(), bytes.size(),
+      archive.load_from(reinterpret_cast<const char*>(bytes.data()), bytes.size(),
                         params.empty() ? torch::Device(torch::kCPU) : params.front().device());
       other->load(archive);
     }

@@ -5,6 +5,7 @@
 // and split again on resume. The whole optimizer is the one an unsharded run
 // writes (the optimizer factory's over every parameter), so a checkpoint of
 // a sharded run resumes under any wrapper, and the other way round.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,7 +37,7 @@ struct ShardSource {
   int world_size = 1;
   // Rank r's optimizer as saved; asked once for every other rank, one after
   // the other, so that one rank's bytes are held at a time.
-  std::function<std::string(int)> bytes;
+  std::function<std::vector<std::uint8_t>(int)> bytes;
 };
 
 // The whole optimizer over `params`, made by `factory`, holding each
