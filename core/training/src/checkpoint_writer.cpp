@@ -144,18 +144,30 @@ std::string serialized(const Save& save) {
 
 std::string CheckpointWriter::root() const { return run_files::path(run_.run_dir, run_files::kCheckpoints); }
 
+std::string CheckpointWriter::part_key(const std::string& name, long epoch, const std::string& part, int rank) const {
+  return store_key::checkpoint_part(run_.run_id, name, epoch, part, rank);
+}
+
+std::vector<std::uint8_t> CheckpointWriter::take_part(const std::string& name, long epoch, const std::string& part,
+                                                      int rank) const {
+  const std::string key = part_key(name, epoch, part, rank);
+  auto bytes = store_->store->get(key);
+  store_->store->deleteKey(key);
+  return bytes;
+}
+
 std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& name, long epoch,
                                                           const std::string& part, std::string mine) const {
   if (run_.world_size == 1) return {std::move(mine)};
-  auto key = [&](int rank) { return store_key::checkpoint_part(run_.run_id, name, epoch, part, rank); };
-  store_set(*store_->store, key(run_.rank), mine);
-  if (!run_.is_main()) return {};
-  std::vector<std::string> all;
-  for (int r = 0; r < run_.world_size; ++r) {
-    all.push_back(r == 0 ? std::move(mine) : store_get(*store_->store, key(r)));
-    if (r > 0) store_->store->deleteKey(key(r));
+  if (!run_.is_main()) {
+    store_set(*store_->store, part_key(name, epoch, part, run_.rank), mine);
+    return {};
   }
-  store_->store->deleteKey(key(0));
+  std::vector<std::string> all{std::move(mine)};
+  for (int r = 1; r < run_.world_size; ++r) {
+    const auto bytes = take_part(name, epoch, part, r);
+    all.emplace_back(bytes.begin(), bytes.end());
+  }
   return all;
 }
 
@@ -179,7 +191,7 @@ void CheckpointWriter::publish_optimizer_shard(const std::string& name, long epo
     bytes.insert(bytes.end(), begin, begin + n);
     return n;
   });
-  store_->store->set(store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", run_.rank), bytes);
+  store_->store->set(part_key(name, epoch, "optimizer", run_.rank), bytes);
 }
 
 // optimizer.pt, written by rank 0 straight to `out`: the running optimizer,
@@ -191,12 +203,7 @@ void CheckpointWriter::write_optimizer(const std::string& name, long epoch, std:
     ShardSource shards;
     shards.rank = run_.rank;
     shards.world_size = run_.world_size;
-    shards.bytes = [&](int rank) {
-      const auto key = store_key::checkpoint_part(run_.run_id, name, epoch, "optimizer", rank);
-      auto bytes = store_->store->get(key);
-      store_->store->deleteKey(key);
-      return bytes;
-    };
+    shards.bytes = [&](int rank) { return take_part(name, epoch, "optimizer", rank); };
     whole = consolidated_optimizer(*parts_.optimizer_factory, *parts_.optimizer, parts_.model->parameters(),
                                    parts_.parameter_owners, shards);
   }
@@ -287,7 +294,10 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
 
   const fs::path root_path(root_dir);
   check_replaceable(root_path / name);
-  check_names_storable(*parts_.model, name);
+  if (!names_checked_) {  // the model's names do not change during a run
+    check_names_storable(*parts_.model, name);
+    names_checked_ = true;
+  }
   fs::create_directories(root_path);
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it

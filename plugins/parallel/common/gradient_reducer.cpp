@@ -122,9 +122,16 @@ std::int64_t GradientReducer::held_bytes() const {
   return bytes;
 }
 
+// `grad` into `into` (of its elements, in any shape), or zeros without one.
+void GradientReducer::copy_or_zero(torch::Tensor& into, const torch::Tensor& grad) {
+  if (grad.defined())
+    into.copy_(grad.reshape(into.sizes()));
+  else
+    into.zero_();
+}
+
 void GradientReducer::reset() {
   std::fill(ready_.begin(), ready_.end(), false);
-  in_transit_.clear();
   for (auto& b : buckets_) {
     b.pending = b.params.size();
     b.work.reset();
@@ -140,10 +147,7 @@ torch::Tensor GradientReducer::gather(std::size_t index) {
   const auto& grad = params_[index].grad();
   const bool in_place = grad.defined() && grad.data_ptr() == s.data_ptr() && grad.sizes() == s.sizes() &&
                         grad.strides() == s.strides() && grad.scalar_type() == s.scalar_type();
-  if (!grad.defined())
-    s.zero_();
-  else if (!in_place)
-    s.copy_(grad);
+  if (!in_place) copy_or_zero(s, grad);
   return s;
 }
 
@@ -166,8 +170,8 @@ void GradientReducer::mark_ready(std::size_t index) {
 }
 
 // Another rank's parameter: its gradient joins its bucket's transit buffer
-// (is it, when alone in the bucket and laid out as one) and .grad is
-// dropped: this rank's share is spent once reduced to the owner.
+// (is that buffer itself, when alone in the bucket and laid out as one) and
+// .grad is dropped: this rank's share is spent once reduced to the owner.
 void GradientReducer::put_in_transit(std::size_t index) {
   torch::NoGradGuard no_grad;
   auto& p = params_[index];
@@ -180,10 +184,7 @@ void GradientReducer::put_in_transit(std::size_t index) {
   } else {
     if (!b.flat.defined()) b.flat = torch::empty({numel_of(b)}, p.options().requires_grad(false));
     auto part = b.flat.narrow(0, b.offsets[position_in_bucket_[index]], p.numel());
-    if (grad.defined())
-      part.copy_(grad.reshape({-1}));
-    else
-      part.zero_();
+    copy_or_zero(part, grad);
   }
   p.mutable_grad() = torch::Tensor();
 }
@@ -245,11 +246,11 @@ void GradientReducer::finish() {
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_)
     if (b.deferred) reduce_deferred(b);
+  while (!in_transit_.empty()) release_oldest_in_transit();  // every other rank's bucket
   for (auto& b : buckets_) {
-    if (!b.work) continue;  // reduced by PowerSGD already
+    if (!b.work) continue;  // reduced by PowerSGD already, or released
     wait_for(*b.work, who_, owners_.empty() ? "gradient all-reduce" : "gradient reduce");
     if (b.wire.defined()) b.flat.copy_(b.wire);  // back to the parameters' dtype
-    if (b.foreign) b.flat = torch::Tensor();  // reduced to its owner
   }
   if (powersgd_) powersgd_->step_done();
   // A parameter without a gradient on this rank gets the average when

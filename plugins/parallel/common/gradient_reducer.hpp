@@ -137,6 +137,7 @@ class GradientReducer {
   };
   void on_accumulated(std::size_t index);
   torch::Tensor gather(std::size_t index);
+  static void copy_or_zero(torch::Tensor& into, const torch::Tensor& grad);
   void put_in_transit(std::size_t index);
   void release_oldest_in_transit();
   std::int64_t numel_of(const Bucket& b) const;

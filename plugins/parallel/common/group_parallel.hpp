@@ -43,7 +43,6 @@ bool uses_nccl(const skein::PluginArgs& args, const GroupOptions& o);
 c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args, const std::string& who,
                                                   const GroupOptions& o);
 
-// Every rank's parameters and buffers become rank 0's (before training).
 // Broadcasts `tensors` from rank `root` into every rank's: those below
 // kCoalesceBytes together, through buffers of that size (copies), larger
 // ones each on its own, without a copy. One buffer for all (c10d's
@@ -53,6 +52,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args,
 constexpr std::size_t kCoalesceBytes = 4u << 20;
 void broadcast_in_place(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const std::vector<torch::Tensor>& tensors,
                         int root);
+// Every rank's parameters and buffers become rank 0's (before training).
 void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, torch::nn::Module& model);
 
 // skein::Parallel's collectives over group_, gradients through reducer_

@@ -3,6 +3,7 @@
 // every rank contributes to, gathered on rank 0 through the run's store, a
 // directory written beside its place and renamed into it; and the
 // checkpoints callbacks ask for, written together once all ranks agree.
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -58,6 +59,10 @@ class SKEIN_EXPORT CheckpointWriter {
     std::vector<std::string> remove_after;
   };
   void check_ranks_agree(long epoch) const;
+  // The store key of rank `rank`'s `part` of checkpoint `name`.
+  std::string part_key(const std::string& name, long epoch, const std::string& part, int rank) const;
+  // Rank `rank`'s `part`, taken out of the store (rank 0).
+  std::vector<std::uint8_t> take_part(const std::string& name, long epoch, const std::string& part, int rank) const;
   // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
   std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
                                           std::string mine) const;
@@ -75,6 +80,7 @@ class SKEIN_EXPORT CheckpointWriter {
   const RunInfo& run_;
   const RunStore* store_;
   std::vector<Request> requests_;
+  bool names_checked_ = false;  // check_names_storable passed once
 };
 
 }  // namespace skein::core
