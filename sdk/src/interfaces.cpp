@@ -33,5 +33,6 @@ Loss::~Loss() = default;
 void Loss::check_targets(const torch::Tensor&, const DataInfo&, const std::string&) const {}
 std::vector<LossMetric> Loss::metrics(const torch::Tensor&, const torch::Tensor&) const { return {}; }
 OptimizerFactory::~OptimizerFactory() = default;
+ElementwiseOptimizer::~ElementwiseOptimizer() = default;
 
 }  // namespace skein

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "skein/kit/optimizers.hpp"
 #include "skein/training/optimizer_shards.hpp"
 
 // A sharded optimizer's checkpoint: shards consolidated into the whole
@@ -100,7 +101,9 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
     const auto& bytes = shards[static_cast<std::size_t>(r)];
     return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
   };
-  const auto consolidated = skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source);
+  const skein::core::StepPieces whole_pieces(skein::core::owned_parameters(sharded, kOwners, 0), 0);
+  const auto consolidated =
+      skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source);
   BOOST_TEST(asked == 1);
   // Rank 0's states are its running optimizer's tensors, not copies.
   std::set<const void*> shared;
@@ -127,7 +130,8 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
     const std::string bytes = bytes_of(*empty);
     return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
   };
-  const std::string lacking = bytes_of(*skein::core::consolidated_optimizer(factory, *rank0, sharded, kOwners, source));
+  const std::string lacking =
+      bytes_of(*skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source));
   auto partial = factory.create(partial_params);
   load(*partial, lacking);
   step(*partial, partial_params, 1, 2);
@@ -149,11 +153,103 @@ BOOST_AUTO_TEST_CASE(a_whole_optimizer_loads_into_a_shard) {
   std::istringstream in(bytes);
   torch::serialize::InputArchive archive;
   archive.load_from(in);
-  skein::core::load_optimizer_shard(factory, *shard, params, archive);
+  const skein::core::StepPieces pieces(skein::core::owned_parameters(params, kOwners, 1), 0);
+  skein::core::load_optimizer_shard(factory, {*shard, pieces}, params, archive);
   BOOST_TEST(shard->state().size() == 1u);
   step(*whole, unsharded, 1, 2);
   step(*shard, params, 1, 2);
   BOOST_TEST(torch::equal(params[1], unsharded[1]));
+}
+
+// Adam, elementwise: the kit's plugin class over libtorch's.
+using AdamFactory = skein::LibtorchOptimizer<torch::optim::Adam, torch::optim::AdamOptions>;
+
+// `steps` steps of an optimizer over `pieces`, with step()'s gradients.
+void step_in_pieces(torch::optim::Optimizer& opt, const skein::core::StepPieces& pieces,
+                    const std::vector<torch::Tensor>& all, int steps, int first = 0) {
+  for (int s = first; s < first + steps; ++s) {
+    for (const auto& p : pieces.params()) {
+      std::size_t i = 0;
+      while (!all[i].is_same(p)) ++i;
+      p.mutable_grad() = torch::full(p.sizes(), 0.5 * static_cast<double>(i + 1) + s);
+    }
+    pieces.before_step();
+    opt.step();
+  }
+}
+
+// The first moment of the state of `elements` elements (one in these tests).
+const torch::Tensor& exp_avg_of(const torch::optim::Optimizer& opt, std::int64_t elements) {
+  for (const auto& entry : opt.state()) {
+    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*entry.second);
+    if (adam.exp_avg().numel() == elements) return adam.exp_avg();
+  }
+  throw std::logic_error("no state of that size");
+}
+
+// The matrix cut in pieces of 4 elements (4 + 2) on rank 0: the pieces'
+// states are joined into the matrix's, which continues as stepped whole.
+BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
+  AdamFactory factory(torch::optim::AdamOptions(0.1));
+  const auto unsharded = parameters();
+  auto whole = factory.create(unsharded);
+  step(*whole, unsharded, 2);
+  const auto sharded = parameters();
+  std::vector<skein::core::StepPieces> pieces;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    pieces.emplace_back(skein::core::owned_parameters(sharded, kOwners, r), 4);
+    ranks.push_back(factory.create(pieces.back().tensors()));
+    step_in_pieces(*ranks.back(), pieces.back(), sharded, 2);
+  }
+  BOOST_TEST(pieces[0].pieces().size() == 3u);
+  BOOST_TEST(ranks[0]->state().size() == 3u);
+  BOOST_TEST(same(sharded, unsharded));  // stepped in pieces as whole
+  skein::core::ShardSource source;
+  source.world_size = 2;
+  source.bytes = [&](int r) {
+    const std::string bytes = bytes_of(*ranks[static_cast<std::size_t>(r)]);
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+  const auto consolidated = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
+  const torch::Tensor& joined = exp_avg_of(*consolidated, sharded[0].numel());
+  BOOST_TEST(joined.sizes() == sharded[0].sizes());
+  // The running pieces' moments now lie over the joined one: the next join copies nothing.
+  for (const auto& piece : pieces[0].pieces())
+    if (!piece.whole) BOOST_TEST(skein::core::lies_over(exp_avg_of(*ranks[0], piece.length), joined, piece.offset));
+  const auto again = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
+  BOOST_TEST(exp_avg_of(*again, sharded[0].numel()).data_ptr() == joined.data_ptr());
+
+  auto resumed_params = parameters();
+  for (std::size_t i = 0; i < resumed_params.size(); ++i) resumed_params[i].data().copy_(sharded[i]);
+  auto resumed = factory.create(resumed_params);
+  load(*resumed, bytes_of(*consolidated));
+  step(*whole, unsharded, 1, 2);
+  step(*resumed, resumed_params, 1, 2);
+  BOOST_TEST(same(resumed_params, unsharded));
+}
+
+// A whole optimizer split into a rank's pieces continues as the whole.
+BOOST_AUTO_TEST_CASE(a_whole_optimizer_splits_into_a_ranks_pieces) {
+  AdamFactory factory(torch::optim::AdamOptions(0.1));
+  const auto unsharded = parameters();
+  auto whole = factory.create(unsharded);
+  step(*whole, unsharded, 2);
+  const std::string bytes = bytes_of(*whole);
+
+  auto params = parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].data().copy_(unsharded[i]);
+  const skein::core::StepPieces pieces(skein::core::owned_parameters(params, kOwners, 0), 4);
+  auto shard = factory.create(pieces.tensors());
+  std::istringstream in(bytes);
+  torch::serialize::InputArchive archive;
+  archive.load_from(in);
+  skein::core::load_optimizer_shard(factory, {*shard, pieces}, params, archive);
+  BOOST_TEST(shard->state().size() == 3u);  // the matrix's two pieces and the last vector
+  step(*whole, unsharded, 1, 2);
+  step_in_pieces(*shard, pieces, params, 1, 2);
+  BOOST_TEST(torch::equal(params[0], unsharded[0]));
+  BOOST_TEST(torch::equal(params[2], unsharded[2]));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,7 @@
 #include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
+#include "skein/training/step_pieces.hpp"
 
 namespace skein::testing {
 
@@ -29,12 +30,42 @@ struct LeastSquares {
   torch::Tensor loss(torch::nn::Linear& layer) const { return (layer->forward(x) - y).pow(2).mean(); }
 };
 
-void steps(torch::optim::Optimizer& optimizer, torch::nn::Linear& layer, const LeastSquares& data, int n) {
+// `n` steps; with `pieces`, of an optimizer over them, as the trainer takes them.
+void steps(torch::optim::Optimizer& optimizer, torch::nn::Linear& layer, const LeastSquares& data, int n,
+           const core::StepPieces* pieces = nullptr) {
   for (int i = 0; i < n; ++i) {
     optimizer.zero_grad();
+    if (pieces) pieces->after_zero_grad();
     data.loss(layer).backward();
+    if (pieces) pieces->before_step();
     optimizer.step();
   }
+}
+
+// An elementwise optimizer (skein::ElementwiseOptimizer) stepping the
+// weight in pieces of 3 and 1 elements does what it does stepping it whole,
+// and the state tensors it names hold one value per element of a piece.
+std::string elementwise_problem(OptimizerFactory& factory, const ElementwiseOptimizer& elementwise,
+                                const LeastSquares& data) {
+  torch::nn::Linear whole(4, 1), cut(4, 1);
+  {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < whole->parameters().size(); ++i) cut->parameters()[i].copy_(whole->parameters()[i]);
+  }
+  const core::StepPieces pieces(cut->parameters(), 3);
+  auto a = factory.create(whole->parameters());
+  auto b = factory.create(pieces.tensors());
+  steps(*a, whole, data, 5);
+  steps(*b, cut, data, 5, &pieces);
+  for (std::size_t i = 0; i < whole->parameters().size(); ++i)
+    if (!torch::allclose(whole->parameters()[i], cut->parameters()[i], 1e-6, 1e-7))
+      return "declared elementwise, it steps a parameter cut in pieces otherwise than whole";
+  for (auto& entry : b->state())
+    for (const auto* t : elementwise.state_tensors(*entry.second))
+      if (t->defined() && t->numel() != 3 && t->numel() != 1)
+        return "a state tensor state_tensors names holds " + std::to_string(t->numel()) +
+               " values for a parameter (piece) of 3 or 1 elements";
+  return "";
 }
 
 }  // namespace
@@ -106,6 +137,8 @@ std::string optimizer_problem(Harness& harness, const std::string& name, const n
   for (std::size_t i = 0; i < original->parameters().size(); ++i)
     if (!torch::allclose(original->parameters()[i], resumed->parameters()[i]))
       return "resumed from its saved state, it takes other steps than the original";
+  if (const auto* elementwise = dynamic_cast<const ElementwiseOptimizer*>(factory.get()))
+    return elementwise_problem(*factory, *elementwise, data);
   return "";
 }
 

@@ -66,7 +66,7 @@ void restore_optimizer(RunParts& parts, const std::string& file, const std::vect
   if (parts.parameter_owners.empty())
     optimizer.load(archive);
   else
-    load_optimizer_shard(*parts.optimizer_factory, optimizer, parts.model->parameters(), archive);
+    load_optimizer_shard(*parts.optimizer_factory, {optimizer, parts.step_pieces}, parts.model->parameters(), archive);
   auto& groups = optimizer.param_groups();
   if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
   for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);

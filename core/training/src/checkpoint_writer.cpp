@@ -204,8 +204,8 @@ void CheckpointWriter::write_optimizer(const std::string& name, long epoch, std:
     shards.rank = run_.rank;
     shards.world_size = run_.world_size;
     shards.bytes = [&](int rank) { return take_part(name, epoch, "optimizer", rank); };
-    whole = consolidated_optimizer(*parts_.optimizer_factory, *parts_.optimizer, parts_.model->parameters(),
-                                   parts_.parameter_owners, shards);
+    whole = consolidated_optimizer(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces},
+                                   parts_.model->parameters(), parts_.parameter_owners, shards);
   }
   torch::serialize::OutputArchive archive;
   (whole ? *whole : *parts_.optimizer).save(archive);

@@ -23,27 +23,116 @@ typename Map::key_type state_key(const Map&, const torch::Tensor& p) {
   }
 }
 
-// Moves the state of each of `params` that `from` holds into `to`, which
-// must hold those tensors too (the same TensorImpls).
-void move_states(torch::optim::Optimizer& from, torch::optim::Optimizer& to,
-                 const std::vector<torch::Tensor>& params) {
+// Where `pieces` hold `pieces.params()[...]`: [begin, end) of each parameter.
+struct PieceRun {
+  std::size_t begin, end;
+};
+std::vector<PieceRun> runs_of(const StepPieces& pieces) {
+  std::vector<PieceRun> runs;
+  const auto& all = pieces.pieces();
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (runs.empty() || all[runs.back().begin].param != all[k].param)
+      runs.push_back({k, k + 1});
+    else
+      runs.back().end = k + 1;
+  return runs;
+}
+
+const ElementwiseOptimizer& elementwise_of(const OptimizerFactory& factory) {
+  const auto* elementwise = dynamic_cast<const ElementwiseOptimizer*>(&factory);
+  if (!elementwise) throw std::logic_error("parameters were cut into pieces for an optimizer that is not elementwise");
+  return *elementwise;
+}
+
+// One state tensor of a cut parameter of `shape` from its pieces' (flat, in
+// order): their storage seen whole when they lie there one after the other
+// (as split_states leaves them), else their concatenation.
+torch::Tensor joined(const std::vector<torch::Tensor*>& parts, const std::vector<StepPiece>& pieces,
+                     c10::IntArrayRef shape) {
+  const torch::Tensor& first = *parts.front();
+  bool in_place = true;
+  for (std::size_t j = 0; j < parts.size() && in_place; ++j)
+    in_place = parts[j]->dim() == 1 && parts[j]->is_contiguous() && lies_over(*parts[j], first, pieces[j].offset);
+  if (in_place) {
+    torch::NoGradGuard no_grad;
+    return torch::empty({0}, first.options()).set_(first.storage(), first.storage_offset(), shape,
+                                                   c10::contiguous_strides(shape));
+  }
+  std::vector<torch::Tensor> flat;
+  for (const auto* part : parts) flat.push_back(*part);
+  return torch::cat(flat).view(shape);
+}
+
+// A per-element state tensor must be one value per element of its tensor.
+void check_elementwise(const torch::Tensor& state, std::int64_t elements) {
+  if (state.numel() != elements)
+    throw std::runtime_error("an elementwise optimizer's state tensor holds " + std::to_string(state.numel()) +
+                             " values for a parameter (piece) of " + std::to_string(elements) + " elements");
+}
+
+// The states `from` holds of `pieces`, as `to`'s states of their parameters
+// (which `to` holds): a whole parameter's shared (a shallow copy, the same
+// tensors); a cut one's is its first piece's with each per-element tensor
+// the pieces' joined, and the pieces' tensors then lie over the joined one.
+void join_states(const OptimizerFactory& factory, torch::optim::Optimizer& from, torch::optim::Optimizer& to,
+                 const StepPieces& pieces) {
   auto& source = from.state();
   auto& target = to.state();
-  for (const auto& p : params) {
-    auto it = source.find(state_key(source, p));
-    if (it != source.end()) target[state_key(target, p)] = std::move(it->second);
+  const auto& all = pieces.pieces();
+  for (const auto& run : runs_of(pieces)) {
+    const torch::Tensor& p = pieces.params()[all[run.begin].param];
+    std::vector<torch::optim::OptimizerParamState*> states;
+    for (std::size_t k = run.begin; k < run.end; ++k) {
+      auto it = source.find(state_key(source, all[k].tensor));
+      if (it != source.end()) states.push_back(it->second.get());
+    }
+    if (states.empty()) continue;  // not stepped yet
+    if (all[run.begin].whole) {
+      target[state_key(target, p)] = states.front()->clone();
+      continue;
+    }
+    if (states.size() != run.end - run.begin)
+      throw std::logic_error("the optimizer holds states of some pieces of a parameter, not of all");
+    const auto& elementwise = elementwise_of(factory);
+    auto state = states.front()->clone();
+    const auto fields = elementwise.state_tensors(*state);
+    const std::vector<StepPiece> cut(all.begin() + static_cast<std::ptrdiff_t>(run.begin),
+                                     all.begin() + static_cast<std::ptrdiff_t>(run.end));
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      std::vector<torch::Tensor*> parts;
+      for (auto* piece_state : states) parts.push_back(elementwise.state_tensors(*piece_state)[f]);
+      if (!parts.front()->defined()) continue;  // Adam's max_exp_avg_sq without amsgrad
+      for (std::size_t j = 0; j < parts.size(); ++j) check_elementwise(*parts[j], cut[j].length);
+      *fields[f] = joined(parts, cut, p.sizes());
+      for (std::size_t j = 0; j < parts.size(); ++j) *parts[j] = flat_over(*fields[f], cut[j].offset, cut[j].length);
+    }
+    target[state_key(target, p)] = std::move(state);
   }
 }
 
-// The states `from` holds of `params` into `to` as well: shallow copies,
-// whose tensors are `from`'s own.
-void share_states(const torch::optim::Optimizer& from, torch::optim::Optimizer& to,
-                  const std::vector<torch::Tensor>& params) {
-  const auto& source = from.state();
+// The states `whole` holds of `pieces.params()` as `to`'s states of the
+// pieces: a whole parameter's moved, a cut one's split into its pieces'
+// (each over the whole tensor's storage).
+void split_states(const OptimizerFactory& factory, torch::optim::Optimizer& whole, torch::optim::Optimizer& to,
+                  const StepPieces& pieces) {
+  auto& source = whole.state();
   auto& target = to.state();
-  for (const auto& p : params) {
+  for (const auto& piece : pieces.pieces()) {
+    const torch::Tensor& p = pieces.params()[piece.param];
     auto it = source.find(state_key(source, p));
-    if (it != source.end()) target[state_key(target, p)] = it->second->clone();
+    if (it == source.end()) continue;
+    if (piece.whole) {
+      target[state_key(target, piece.tensor)] = std::move(it->second);
+      continue;
+    }
+    auto state = it->second->clone();
+    for (auto* field : elementwise_of(factory).state_tensors(*state)) {
+      if (!field->defined()) continue;
+      check_elementwise(*field, p.numel());
+      if (!field->is_contiguous()) *field = field->contiguous();
+      *field = flat_over(*field, piece.offset, piece.length);
+    }
+    target[state_key(target, piece.tensor)] = std::move(state);
   }
 }
 
@@ -83,18 +172,18 @@ std::vector<torch::Tensor> owned_parameters(const std::vector<torch::Tensor>& pa
 }
 
 std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
-    OptimizerFactory& factory, const torch::optim::Optimizer& running, const std::vector<torch::Tensor>& params,
+    OptimizerFactory& factory, const RunningShard& running, const std::vector<torch::Tensor>& params,
     const std::vector<int>& owners, const ShardSource& shards) {
   auto whole = factory.create(params);
-  copy_group_options(running, *whole);
+  copy_group_options(running.optimizer, *whole);
   for (int r = 0; r < shards.world_size; ++r) {
-    const auto theirs = owned_parameters(params, owners, r);
     if (r == shards.rank) {
-      share_states(running, *whole, theirs);
+      join_states(factory, running.optimizer, *whole, running.pieces);
       continue;
     }
-    // Rank r's optimizer again, over the same tensors, to read its bytes.
-    auto other = factory.create(theirs);
+    // Rank r's optimizer again, over the same tensors cut alike, to read its bytes.
+    const StepPieces theirs(owned_parameters(params, owners, r), running.pieces.max_elements());
+    auto other = factory.create(theirs.tensors());
     {
       const std::vector<std::uint8_t> bytes = shards.bytes(r);
       torch::serialize::InputArchive archive;  // reads `bytes` where they are, no copy
@@ -102,20 +191,17 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
                         params.empty() ? torch::Device(torch::kCPU) : params.front().device());
       other->load(archive);
     }
-    move_states(*other, *whole, theirs);
+    join_states(factory, *other, *whole, theirs);
   }
   return whole;
 }
 
-void load_optimizer_shard(OptimizerFactory& factory, torch::optim::Optimizer& own,
-                          const std::vector<torch::Tensor>& params, torch::serialize::InputArchive& archive) {
+void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,
+                          torch::serialize::InputArchive& archive) {
   auto whole = factory.create(params);
   whole->load(archive);
-  own.state().clear();
-  std::vector<torch::Tensor> mine;
-  for (const auto& group : own.param_groups())
-    for (const auto& p : group.params()) mine.push_back(p);
-  move_states(*whole, own, mine);
+  own.optimizer.state().clear();
+  split_states(factory, *whole, own.optimizer, own.pieces);
 }
 
 }  // namespace skein::core

@@ -66,9 +66,10 @@ RunParts::RunParts(const AssemblyInput& in) {
                                            config.parallel.record->name +
                                            "', which shards the optimizer (each rank would check and skip its own "
                                            "parameters' steps); use \"bf16-mixed\" or the parallel 'ddp'");
-  optimizer = located(config.optimizer, [&] {
-    return optimizer_factory->create(owned_parameters(params, parameter_owners, in.run.rank));
-  });
+  // An elementwise optimizer steps a sharded run's large parameters in pieces (step_pieces.hpp).
+  const bool in_pieces = !parameter_owners.empty() && dynamic_cast<ElementwiseOptimizer*>(optimizer_factory.get());
+  step_pieces = StepPieces(owned_parameters(params, parameter_owners, in.run.rank), in_pieces ? kStepPieceElements : 0);
+  optimizer = located(config.optimizer, [&] { return optimizer_factory->create(step_pieces.tensors()); });
 
   history = make_plugin<HistoryBackend>(in, config.history, options);
   // Asked of the backend, not of its name: a third-party backend may sync too.

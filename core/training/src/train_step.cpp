@@ -17,7 +17,10 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   p_.history.batches().new_row();  // callbacks may add their own values to this batch's record
   p_.callbacks.each("on_batch_begin", [&](Callback& cb) { cb.on_batch_begin(p_.context, batch); });
 
-  if (index == group_start) p_.optimizer.zero_grad();
+  if (index == group_start) {
+    p_.optimizer.zero_grad();
+    if (p_.pieces) p_.pieces->after_zero_grad();
+  }
   batch.loss = p_.forward.loss_of(batch);
   p_.parallel.set_gradient_sync(step_now);
   const torch::Tensor scaled = scaler_ ? scaler_->scale(batch.loss) : batch.loss;
@@ -28,7 +31,10 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   const bool finite = !step_now || !scaler_ || scaler_->unscale(p_.optimizer);
   p_.callbacks.each("on_grad_computed", [&](Callback& cb) { cb.on_grad_computed(p_.context, batch); });
   if (step_now) {
-    if (finite) p_.optimizer.step();
+    if (finite) {
+      if (p_.pieces) p_.pieces->before_step();
+      p_.optimizer.step();
+    }
     if (scaler_) scaler_->update();
     // A sharded optimizer stepped this rank's parameters: owners send theirs.
     if (auto* sharded = dynamic_cast<ShardedOptimizer*>(&p_.parallel)) sharded->after_step();

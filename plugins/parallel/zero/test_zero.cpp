@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE parallel_zero
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
 
@@ -264,6 +266,57 @@ BOOST_AUTO_TEST_CASE(a_ddp_checkpoint_resumes_under_zero) {
     const auto who = owners(zero, r);
     for (std::size_t i = 0; i < params.size(); ++i)
       BOOST_TEST((adam_state(ctx.optimizer(), params[i]) != nullptr) == (who[i] == r));
+  }
+}
+
+// The mlp 4-1100-1100-3: its 1100 x 1100 matrix (1.21 M elements) is more
+// than a step piece (1 Mi elements), so its owner's Adam steps it in two pieces.
+EngineRunOptions large_run(const nlohmann::json& parallel, long epochs) {
+  EngineRunOptions o = run_of(parallel, kAdam, epochs);
+  o.config["model"] = {{"plugin", "mlp"}, {"hidden", {1100, 1100}}};
+  return o;
+}
+
+std::size_t stepped_tensors(EngineRun& run, int rank) {
+  std::size_t n = 0;
+  for (const auto& group : run.rank(rank).context().optimizer().param_groups()) n += group.params().size();
+  return n;
+}
+
+BOOST_AUTO_TEST_CASE(a_large_parameter_is_stepped_in_pieces_as_ddp_steps_it_whole) {
+  EngineRun ddp(large_run({{"plugin", "ddp"}}, 2));
+  same_start(ddp);
+  ddp.fit();
+  const auto expected = weights(ddp, 0);
+  skein::testing::TempDir dir;
+  for (int stage : {1, 2}) {
+    EngineRun zero(large_run({{"plugin", "zero"}, {"stage", stage}}, 2));
+    same_start(zero);
+    zero.fit();
+    const auto who = owners(zero, 0);
+    const int matrix_owner = who[2];  // weight1, bias1, weight2: the matrix
+    const auto owned = static_cast<std::size_t>(std::count(who.begin(), who.end(), matrix_owner));
+    BOOST_TEST(stepped_tensors(zero, matrix_owner) == owned + 1, "stage " << stage);  // the matrix as two
+    BOOST_TEST(differs(weights(zero, 0), expected) == "", "stage " << stage << ": " << differs(weights(zero, 0), expected));
+  }
+  // One epoch, a checkpoint: its optimizer.pt holds the matrix's whole state,
+  // and the rest under ddp, or under zero (split into pieces again), is as 2 epochs of ddp.
+  {
+    EngineRun first(large_run({{"plugin", "zero"}, {"stage", 2}}, 1));
+    same_start(first);
+    first.fit();
+    first.each_rank([&](skein::testing::RankEngine& e) { e.save_checkpoint(dir.str("half")); });
+    const auto params = first.rank(0).context().model_base().parameters();
+    auto saved = adam_of(dir.str("half"), params);
+    const auto* matrix = adam_state(*saved, params[2]);
+    BOOST_REQUIRE(matrix);
+    BOOST_TEST(matrix->exp_avg().sizes() == params[2].sizes());
+  }
+  for (const auto& parallel : {nlohmann::json{{"plugin", "ddp"}}, nlohmann::json{{"plugin", "zero"}, {"stage", 2}}}) {
+    EngineRun rest(large_run(parallel, 2));
+    rest.each_rank([&](skein::testing::RankEngine& e) { e.resume(dir.str("half")); });
+    rest.fit();
+    BOOST_TEST(differs(weights(rest, 0), expected) == "", parallel.dump() << ": " << differs(weights(rest, 0), expected));
   }
 }
 

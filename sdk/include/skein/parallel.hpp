@@ -50,7 +50,9 @@ class SKEIN_EXPORT ParallelState {
 // of the parameters it owns only). The host finds it with dynamic_cast and
 // then, on every rank:
 // - after prepare(), asks parameter_owners() once and makes this rank's
-//   optimizer over the parameters it owns (in their order in the list);
+//   optimizer over the parameters it owns (in their order in the list; an
+//   elementwise optimizer's over pieces of the large ones, API 3.5:
+//   skein::ElementwiseOptimizer);
 // - calls after_step() after every optimizer step of an accumulation group,
 //   whether the step was taken or skipped (a collective: every rank calls it);
 // - writes checkpoints with the whole optimizer, consolidated on rank 0 from

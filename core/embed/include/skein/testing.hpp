@@ -316,7 +316,9 @@ SKEIN_EXPORT std::string model_problem(Harness& harness, const std::string& name
 // An optimizer: over a small model, 30 steps lower a least-squares loss; its
 // parameter groups expose the learning rate the trainer checks and
 // checkpoints; its state saved after 5 steps and loaded into a fresh one
-// continues exactly as the original does.
+// continues exactly as the original does; when it declares itself
+// elementwise (skein::ElementwiseOptimizer), stepping a parameter in pieces
+// does what stepping it whole does.
 SKEIN_EXPORT std::string optimizer_problem(Harness& harness, const std::string& name,
                                            const nlohmann::json& options);
 

@@ -11,7 +11,9 @@
 //      skein/loss.hpp, check_held_out_shape to skein/dataset.hpp; the harness
 //      is skein/testing.hpp (libskein_testing). kit/version.hpp is
 //      kit/kit_version.hpp.
+// 2.1: ElementwiseStateOf: LibtorchOptimizer of SGD, Adam, AdamW, RMSprop or
+//      Adagrad is a skein::ElementwiseOptimizer (API 3.5).
 #define SKEIN_KIT_VERSION_MAJOR 2
-#define SKEIN_KIT_VERSION_MINOR 0
+#define SKEIN_KIT_VERSION_MINOR 1
 #define SKEIN_KIT_VERSION_PATCH 0
-#define SKEIN_KIT_VERSION "2.0.0"
+#define SKEIN_KIT_VERSION "2.1.0"

@@ -5,7 +5,14 @@
 #include <string>
 #include <vector>
 
+#include <type_traits>
+
+#include <torch/optim/adagrad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/optim/optimizer.h>
+#include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
 
 #include "skein/detail/export.hpp"
 #include "skein/kit/option_lists.hpp"  // SKEIN_ADAM_OPTIONS
@@ -15,10 +22,68 @@
 
 namespace skein {
 
+// The per-element state tensors of libtorch's elementwise optimizers (kit
+// 2.1): a specialization for each, whose `State` is its parameter state type
+// and `tensors` lists that state's tensors of the parameter's shape. A
+// LibtorchOptimizer of a type with one is a skein::ElementwiseOptimizer.
+template <class TorchOptimizer>
+struct ElementwiseStateOf;  // not specialized: not known to be elementwise
+
+template <>
+struct ElementwiseStateOf<torch::optim::SGD> {
+  using State = torch::optim::SGDParamState;
+  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.momentum_buffer()}; }
+};
+template <>
+struct ElementwiseStateOf<torch::optim::Adam> {
+  using State = torch::optim::AdamParamState;
+  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.exp_avg(), &s.exp_avg_sq(), &s.max_exp_avg_sq()}; }
+};
+template <>
+struct ElementwiseStateOf<torch::optim::AdamW> {
+  using State = torch::optim::AdamWParamState;
+  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.exp_avg(), &s.exp_avg_sq(), &s.max_exp_avg_sq()}; }
+};
+template <>
+struct ElementwiseStateOf<torch::optim::RMSprop> {
+  using State = torch::optim::RMSpropParamState;
+  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.square_avg(), &s.momentum_buffer(), &s.grad_avg()}; }
+};
+template <>
+struct ElementwiseStateOf<torch::optim::Adagrad> {
+  using State = torch::optim::AdagradParamState;
+  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.sum()}; }
+};
+
+namespace detail {
+
+template <class T, class = void>
+struct KnownElementwise : std::false_type {};
+template <class T>
+struct KnownElementwise<T, std::void_t<typename ElementwiseStateOf<T>::State>> : std::true_type {};
+
+struct NotElementwise {};
+
+// skein::ElementwiseOptimizer through ElementwiseStateOf<TorchOptimizer>.
+template <class TorchOptimizer>
+class ElementwiseOf : public ElementwiseOptimizer {
+ public:
+  std::vector<torch::Tensor*> state_tensors(torch::optim::OptimizerParamState& state) const override {
+    using Traits = ElementwiseStateOf<TorchOptimizer>;
+    return Traits::tensors(dynamic_cast<typename Traits::State&>(state));
+  }
+};
+
+}  // namespace detail
+
 // An optimizer plugin over one libtorch optimizer type: its options are
 // read once, by the plugin's constructor; create() makes the optimizer.
+// Elementwise (skein::ElementwiseOptimizer) when ElementwiseStateOf knows
+// the type.
 template <class TorchOptimizer, class TorchOptions>
-class LibtorchOptimizer : public OptimizerFactory {
+class LibtorchOptimizer : public OptimizerFactory,
+                          public std::conditional_t<detail::KnownElementwise<TorchOptimizer>::value,
+                                                    detail::ElementwiseOf<TorchOptimizer>, detail::NotElementwise> {
  public:
   explicit LibtorchOptimizer(TorchOptions options) : options_(std::move(options)) {}
   std::unique_ptr<torch::optim::Optimizer> create(std::vector<torch::Tensor> params) override {

@@ -17,6 +17,7 @@
 #include "skein/detail/export.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/parallel.hpp"
+#include "skein/training/step_pieces.hpp"
 
 namespace skein::core {
 
@@ -40,18 +41,29 @@ struct ShardSource {
   std::function<std::vector<std::uint8_t>(int)> bytes;
 };
 
+// This rank's optimizer: what it steps (its own parameters, the large ones
+// in pieces) and the optimizer over those pieces' tensors.
+struct RunningShard {
+  torch::optim::Optimizer& optimizer;
+  const StepPieces& pieces;
+};
+
 // The whole optimizer over `params`, made by `factory`, holding each
-// parameter's state: this rank's shared with `running`, this rank's
-// optimizer (the same tensors, not copies), every other rank's loaded from
-// its shard. Its parameter groups' options are `running`'s (the same on
-// every rank). Optimizer::save of it writes what an unsharded run saves.
+// parameter's state: this rank's shared with its running optimizer (the
+// same tensors, not copies), every other rank's loaded from its shard (cut
+// into pieces as this rank's are). A cut parameter's state is its pieces'
+// joined; the running pieces' state tensors become views of the joined ones,
+// so that the next checkpoint copies nothing. Its parameter groups' options
+// are the running optimizer's (the same on every rank). Optimizer::save of it
+// writes what an unsharded run saves.
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
-    OptimizerFactory& factory, const torch::optim::Optimizer& running, const std::vector<torch::Tensor>& params,
+    OptimizerFactory& factory, const RunningShard& running, const std::vector<torch::Tensor>& params,
     const std::vector<int>& owners, const ShardSource& shards);
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
-// rank's shard: the states of the parameters `own` steps, nothing else.
-SKEIN_EXPORT void load_optimizer_shard(OptimizerFactory& factory, torch::optim::Optimizer& own,
+// rank's shard: the states of the parameters it steps, nothing else, a cut
+// parameter's split into its pieces' (views of the loaded tensors).
+SKEIN_EXPORT void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own,
                                        const std::vector<torch::Tensor>& params,
                                        torch::serialize::InputArchive& archive);
 

@@ -23,6 +23,7 @@
 #include "skein/run_store.hpp"
 #include "skein/training/callback_list.hpp"
 #include "skein/training/loss_scaler.hpp"
+#include "skein/training/step_pieces.hpp"
 #include "skein/training/training_data.hpp"
 
 namespace skein::core {
@@ -48,7 +49,10 @@ struct SKEIN_EXPORT RunParts {
   // The rank that steps each of model->parameters() when the parallel
   // wrapper shards the optimizer (optimizer_shards.hpp), else empty.
   std::vector<int> parameter_owners;
-  // Over this rank's own parameters when sharded, else over all of them.
+  // What the optimizer steps: this rank's own parameters when sharded (the
+  // large ones in pieces when the optimizer is elementwise), else all of them.
+  StepPieces step_pieces;
+  // Over step_pieces' tensors.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::shared_ptr<HistoryBackend> history;
   CallbackList callbacks;

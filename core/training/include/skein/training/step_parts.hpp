@@ -10,6 +10,7 @@
 #include "skein/training/batch_records.hpp"
 #include "skein/training/callback_list.hpp"
 #include "skein/training/forward_pass.hpp"
+#include "skein/training/step_pieces.hpp"
 
 namespace skein::core {
 
@@ -23,6 +24,7 @@ struct StepParts {
   BatchRecords& records;
   const CallbackList& callbacks;
   TrainContext& context;  // what the callbacks' hooks get
+  const StepPieces* pieces = nullptr;  // what `optimizer` steps, when it holds pieces of parameters
 };
 
 }  // namespace skein::core

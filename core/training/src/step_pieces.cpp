@@ -1,0 +1,82 @@
+#include "skein/training/step_pieces.hpp"
+
+#include <algorithm>
+
+namespace skein::core {
+
+torch::Tensor flat_over(const torch::Tensor& t, std::int64_t offset, std::int64_t length) {
+  torch::NoGradGuard no_grad;
+  return torch::empty({0}, t.options().requires_grad(false))
+      .set_(t.storage(), t.storage_offset() + offset, {length}, {1});
+}
+
+bool lies_over(const torch::Tensor& piece, const torch::Tensor& t, std::int64_t offset) {
+  return piece.storage().unsafeGetStorageImpl() == t.storage().unsafeGetStorageImpl() &&
+         piece.storage_offset() == t.storage_offset() + offset;
+}
+
+StepPieces::StepPieces(std::vector<torch::Tensor> params, std::int64_t max_elements)
+    : params_(std::move(params)), max_elements_(max_elements) {
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const auto& p = params_[i];
+    const std::int64_t n = p.numel();
+    // Cut only what can be: a parameter laid out as one flat run of elements.
+    if (max_elements <= 0 || n <= max_elements || !p.is_contiguous()) {
+      pieces_.push_back({i, 0, n, p, true});
+      continue;
+    }
+    for (std::int64_t offset = 0; offset < n; offset += max_elements) {
+      const std::int64_t length = std::min(max_elements, n - offset);
+      pieces_.push_back({i, offset, length, flat_over(p, offset, length), false});
+    }
+    cuts_any_ = true;
+  }
+}
+
+std::vector<torch::Tensor> StepPieces::tensors() const {
+  std::vector<torch::Tensor> out;
+  out.reserve(pieces_.size());
+  for (const auto& piece : pieces_) out.push_back(piece.tensor);
+  return out;
+}
+
+void StepPieces::after_zero_grad() const {
+  if (!cuts_any_) return;
+  torch::NoGradGuard no_grad;
+  for (std::size_t k = 0; k < pieces_.size(); ++k) {
+    const auto& piece = pieces_[k];
+    if (piece.whole || piece.offset != 0) continue;  // once per cut parameter, at its first piece
+    auto& p = params_[piece.param];
+    if (!piece.tensor.grad().defined()) {  // set to none, as libtorch 2.x does
+      p.mutable_grad() = torch::Tensor();
+      continue;
+    }
+    // Zeroed in place (libtorch 1.13): through the pieces, when they still
+    // lie over the parameter's gradient.
+    const auto& grad = p.grad();
+    if (grad.defined() && !(grad.is_contiguous() && lies_over(piece.tensor.grad(), grad, 0))) grad.zero_();
+  }
+  for (const auto& piece : pieces_)
+    if (!piece.whole) piece.tensor.mutable_grad() = torch::Tensor();
+}
+
+void StepPieces::before_step() const {
+  if (!cuts_any_) return;
+  torch::NoGradGuard no_grad;
+  for (const auto& piece : pieces_) {
+    if (piece.whole) continue;
+    const auto& p = params_[piece.param];
+    auto& tensor = const_cast<torch::Tensor&>(piece.tensor);  // its TensorImpl, the optimizer's key, stays
+    if (!lies_over(tensor, p, piece.offset)) tensor.set_(p.storage(), p.storage_offset() + piece.offset, {piece.length}, {1});
+    // Over the gradient's storage, or a copy of a strided one.
+    const auto& grad = p.grad();
+    if (!grad.defined())
+      tensor.mutable_grad() = torch::Tensor();
+    else if (grad.is_contiguous())
+      tensor.mutable_grad() = flat_over(grad, piece.offset, piece.length);
+    else
+      tensor.mutable_grad() = grad.reshape({-1}).narrow(0, piece.offset, piece.length).clone();
+  }
+}
+
+}  // namespace skein::core
