@@ -84,7 +84,8 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
     b.foreign = !owners_.empty() && owners_[b.params.front()] != rank;
-    if (b.foreign) continue;  // in transit only (put_in_transit)
+    b.borrowed = !owners_.empty() && !b.foreign && b.params.size() == 1 && !b.deferred;
+    if (b.foreign || b.borrowed) continue;  // in transit only (put_in_transit), or .grad itself (borrow)
     b.flat = torch::empty({numel_of(b)}, last.options().requires_grad(false));
     const auto type = last.scalar_type();
     if (options.fp16 && (type == torch::kFloat32 || type == torch::kFloat64))
@@ -95,7 +96,7 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const auto& b = buckets_[bucket_of_[k]];
     const auto& p = params_[k];
-    if (b.foreign) {
+    if (b.foreign || b.borrowed) {
       slots_.emplace_back();
       continue;
     }
@@ -160,6 +161,8 @@ void GradientReducer::mark_ready(std::size_t index) {
   auto& b = buckets_[bucket_of_[index]];
   if (b.foreign) {
     put_in_transit(index);
+  } else if (b.borrowed) {
+    borrow(index);
   } else {
     const bool had = p.grad().defined();
     auto s = gather(index);
@@ -189,6 +192,28 @@ void GradientReducer::put_in_transit(std::size_t index) {
   p.mutable_grad() = torch::Tensor();
 }
 
+// This rank's parameter alone in its bucket: the bucket is its .grad, when
+// laid out as one, else a buffer the gradient is copied into (zeros without
+// one, which becomes .grad after the reduce only if another rank had one).
+void GradientReducer::borrow(std::size_t index) {
+  torch::NoGradGuard no_grad;
+  auto& p = params_[index];
+  auto& b = buckets_[bucket_of_[index]];
+  const torch::Tensor grad = p.grad();
+  if (grad.defined() && grad.is_contiguous() && grad.scalar_type() == p.scalar_type() && grad.device() == p.device()) {
+    b.flat = grad.view({-1});
+    return;
+  }
+  b.flat = torch::empty({p.numel()}, p.options().requires_grad(false));
+  copy_or_zero(b.flat, grad);
+  if (grad.defined()) p.mutable_grad() = b.flat.view(p.sizes());
+}
+
+void GradientReducer::drop_borrowed_gradients() {
+  for (const auto& b : buckets_)
+    if (b.borrowed) params_[b.params.front()].mutable_grad() = torch::Tensor();
+}
+
 // Waits for the oldest foreign bucket in transit and lets its buffer go.
 void GradientReducer::release_oldest_in_transit() {
   auto& b = buckets_[in_transit_.front()];
@@ -201,8 +226,9 @@ void GradientReducer::release_oldest_in_transit() {
 // After autograd accumulated a gradient into parameter `index`'s .grad.
 void GradientReducer::on_accumulated(std::size_t index) {
   if (ready_[index]) return;
-  if (!enabled_) {  // accumulating: keep it in the slot (another rank's: in .grad), launch nothing
-    if (!buckets_[bucket_of_[index]].foreign) params_[index].mutable_grad() = gather(index);
+  if (!enabled_) {  // accumulating: keep it in the slot (another rank's, or a borrowed one: in .grad), launch nothing
+    const auto& b = buckets_[bucket_of_[index]];
+    if (!b.foreign && !b.borrowed) params_[index].mutable_grad() = gather(index);
     return;
   }
   mark_ready(index);
@@ -231,7 +257,11 @@ void GradientReducer::launch_ready_buckets() {
       b.work = group_->reduce(tensors, to_owner);
       if (b.foreign) {
         in_transit_.push_back(index);
-        if (in_transit_.size() > kForeignInFlight) release_oldest_in_transit();
+        const auto bytes = static_cast<std::size_t>(b.flat.numel()) * b.flat.element_size();
+        if (bytes >= kLargeTransitBytes)
+          while (!in_transit_.empty()) release_oldest_in_transit();
+        else if (in_transit_.size() > kForeignInFlight)
+          release_oldest_in_transit();
       }
     }
   }
@@ -258,10 +288,13 @@ void GradientReducer::finish() {
   // single process.
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
-    if (p.grad().defined() || buckets_[bucket_of_[k]].foreign) continue;
-    const auto& averaged = slots_[k];
+    const auto& b = buckets_[bucket_of_[k]];
+    if (p.grad().defined() || b.foreign) continue;
+    const auto averaged = b.borrowed ? b.flat.view(p.sizes()) : slots_[k];
     if (averaged.count_nonzero().item<std::int64_t>() > 0) p.mutable_grad() = averaged;
   }
+  for (auto& b : buckets_)
+    if (b.borrowed) b.flat = torch::Tensor();  // .grad holds it now, until drop_borrowed_gradients
   reset();
 }
 

@@ -37,7 +37,11 @@
 // buffers are held at once: launching one more first waits for the oldest's
 // reduce, so this rank's memory for others' gradients is bounded whatever
 // the link's speed (backward may then wait for the network, the trade of
-// stage 2).
+// stage 2); a large one (kLargeTransitBytes) is waited for at once. This rank's own parameter alone in its bucket (a large one) has
+// no slot either: its bucket is the gradient autograd made, reduced where it
+// is and left as .grad (borrowed), and drop_borrowed_gradients() lets it go
+// once the optimizer has stepped, so between steps it takes no memory and in
+// backward it is made once, not made and then added into a slot.
 //
 // Compression PowerSGD (powersgd.hpp): the float32 matrices worth compressing
 // form one last bucket of their own, never launched from a hook; finish()
@@ -114,12 +118,19 @@ class GradientReducer {
   // Every gradient is the average over ranks when this returns (with owners:
   // this rank's own; the others' are dropped).
   void finish();
+  // With owners, after the optimizer step: the .grad of each of this rank's
+  // parameters alone in its bucket is dropped (see above).
+  void drop_borrowed_gradients();
   std::size_t bucket_count() const { return buckets_.size(); }
   // Bytes of gradient buffers this rank holds now (its buckets, and other
   // ranks' buckets in transit).
   std::int64_t held_bytes() const;
   // Transit buffers of other ranks' buckets held at once (owners set).
   static constexpr std::size_t kForeignInFlight = 2;
+  // A transit buffer this large is reduced before backward goes on: held
+  // while backward makes the next large gradient, it would add its size to
+  // this rank's peak (a 5120 x 5120 matrix's: 105 MB), for the reduce's time.
+  static constexpr std::size_t kLargeTransitBytes = std::size_t{32} << 20;
   // PowerSGD's state for checkpoints (empty without PowerSGD).
   std::string compression_state() const { return powersgd_ ? powersgd_->state() : std::string(); }
   void load_compression_state(const std::string& bytes);
@@ -133,12 +144,14 @@ class GradientReducer {
     std::size_t pending = 0;  // gradients still to arrive this step
     bool deferred = false;    // PowerSGD's matrices: reduced by finish() alone
     bool foreign = false;     // another rank owns it: its .grad is dropped once in the bucket
+    bool borrowed = false;    // this rank's, one parameter: flat is its .grad, from backward to the step
     c10::intrusive_ptr<c10d::Work> work;
   };
   void on_accumulated(std::size_t index);
   torch::Tensor gather(std::size_t index);
   static void copy_or_zero(torch::Tensor& into, const torch::Tensor& grad);
   void put_in_transit(std::size_t index);
+  void borrow(std::size_t index);
   void release_oldest_in_transit();
   std::int64_t numel_of(const Bucket& b) const;
   void mark_ready(std::size_t index);

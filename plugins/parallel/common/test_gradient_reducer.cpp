@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE parallel_common
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -43,14 +44,19 @@ void on_two_ranks(const std::function<void(int, c10::intrusive_ptr<c10d::Process
 BOOST_AUTO_TEST_SUITE(gradient_reducer)
 
 // Stage 2 keeps only this rank's gradients: another rank's bucket is a
-// buffer in transit, released once reduced, so after a step a rank holds
-// gradient buffers for its own parameters alone. Buckets of one parameter
-// (cap 1 byte; more foreign buckets than may be in transit at once) and of
-// several (cap 1 MiB), over two steps; gradient of parameter k on rank r is
-// (r + 1)(k + 1), so its average is 1.5 (k + 1).
+// buffer in transit, released once reduced, and this rank's parameter alone
+// in its bucket has no buffer at all (its bucket is its .grad, dropped after
+// the step), so after a step a rank holds gradient buffers only for its own
+// parameters that share a bucket. Buckets of one parameter (cap 1 byte;
+// more foreign buckets than may be in transit at once) and of several (cap
+// 1 MiB: in backward's order 7 6 | 5 | 4 | 3 | 2 1 | 0, the pairs rank 1's),
+// over two steps; gradient of parameter k on rank r is (r + 1)(k + 1), so
+// its average is 1.5 (k + 1).
 BOOST_AUTO_TEST_CASE(stage_2_holds_buffers_for_its_own_gradients_only) {
   const std::vector<int> owners{0, 1, 1, 0, 1, 0, 1, 1};
   for (const std::size_t cap : {std::size_t{1}, std::size_t{1} << 20}) {
+    const std::vector<std::size_t> shared = cap == 1 ? std::vector<std::size_t>{} : std::vector<std::size_t>{1, 2, 6, 7};
+    auto is_shared = [&](std::size_t k) { return std::find(shared.begin(), shared.end(), k) != shared.end(); };
     std::vector<std::int64_t> held(2);
     on_two_ranks([&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
       std::vector<torch::Tensor> params;
@@ -75,13 +81,17 @@ BOOST_AUTO_TEST_CASE(stage_2_holds_buffers_for_its_own_gradients_only) {
           if (!torch::allclose(params[k].grad(), torch::full_like(params[k], 1.5 * (k + 1.0))))
             throw std::runtime_error("parameter " + std::to_string(k) + ": not the average at step " + std::to_string(step));
         }
+        reducer.drop_borrowed_gradients();  // the optimizer has stepped
+        for (std::size_t k = 0; k < params.size(); ++k)
+          if (owners[k] == rank && params[k].grad().defined() != is_shared(k))
+            throw std::runtime_error("parameter " + std::to_string(k) + ": a borrowed gradient kept, or a slot dropped");
       }
       held[static_cast<std::size_t>(rank)] = reducer.held_bytes();
     });
     for (int r = 0; r < 2; ++r) {
       std::int64_t own = 0;
       for (std::size_t k = 0; k < owners.size(); ++k)
-        if (owners[k] == r) own += (100 + 10 * static_cast<std::int64_t>(k)) * 4;
+        if (owners[k] == r && is_shared(k)) own += (100 + 10 * static_cast<std::int64_t>(k)) * 4;
       BOOST_TEST(held[static_cast<std::size_t>(r)] == own, "rank " << r << ", cap " << cap);
     }
   }

@@ -6,7 +6,8 @@
 // broadcasts its updated parameters.
 //   stage 1: gradients are averaged on every rank, as ddp does;
 //   stage 2: each bucket of gradients is reduced to its owner alone, and
-//            the other ranks drop theirs.
+//            the other ranks drop theirs; the owner's gradient of a
+//            parameter alone in its bucket is dropped after the step.
 // The user's module is never wrapped. Checkpoints hold the whole optimizer,
 // consolidated by the engine: a zero checkpoint resumes under ddp and back.
 #include <torch/types.h>
@@ -78,6 +79,8 @@ class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOp
       });
     for (std::size_t i = 0; i < params_.size(); ++i)
       if (owners_[i] != rank_ && params_[i].grad().defined()) params_[i].mutable_grad() = torch::Tensor();
+    // Stage 2: a large parameter's gradient is autograd's own tensor, made again by the next backward.
+    if (reducer_ && o_.stage == 2) reducer_->drop_borrowed_gradients();
   }
 
  private:
