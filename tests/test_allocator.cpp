@@ -5,7 +5,10 @@
 
 #include <cstdlib>
 
+#include <torch/torch.h>
+
 #include "skein/training/allocator.hpp"
+#include "skein/training/large_blocks.hpp"
 #include "test_support.hpp"
 
 // glibc's malloc tuned for training (core/training/src/allocator.cpp): large blocks
@@ -54,6 +57,37 @@ BOOST_AUTO_TEST_CASE(a_freed_large_block_stays_in_the_heap_once_tuned) {
   static_cast<volatile char*>(block)[0] = 1;
   BOOST_TEST(mallinfo2().hblkhd == mapped_before, "an 8 MiB block was mapped with mmap");
   std::free(block);
+}
+
+// Tensors of 32 MiB or more are mappings of their own, kept when freed and
+// taken again by the next tensor of their size; one of another size first
+// gives the kept ones back. Smaller tensors are malloc's.
+BOOST_AUTO_TEST_CASE(large_tensors_reuse_their_blocks_once_tuned) {
+  if (std::getenv("SKEIN_MALLOC") || std::getenv("MALLOC_MMAP_THRESHOLD_") || kSanitizerMalloc) {
+    BOOST_TEST_MESSAGE("skipped: the allocator is not tuned here");
+    return;
+  }
+  BOOST_REQUIRE(skein::core::tune_allocator_for_training().tuned);
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const auto before = skein::core::large_blocks();
+  const void* first = nullptr;
+  {
+    const auto a = torch::ones({10 * static_cast<long>(kMiB)});  // 40 MiB of float
+    first = a.data_ptr();
+    BOOST_TEST(skein::core::large_blocks().live_bytes == before.live_bytes + 40 * kMiB);
+    const auto small = torch::ones({1000});
+    BOOST_TEST(skein::core::large_blocks().live_bytes == before.live_bytes + 40 * kMiB);
+  }
+  BOOST_TEST(skein::core::large_blocks().kept_bytes == before.kept_bytes + 40 * kMiB);
+  {
+    const auto b = torch::zeros({10 * static_cast<long>(kMiB)});
+    BOOST_TEST(b.data_ptr() == first);  // the kept block, taken again
+    BOOST_TEST(b.sum().item<double>() == 0.0);
+    BOOST_TEST(skein::core::large_blocks().kept_bytes == before.kept_bytes);
+  }
+  const auto c = torch::ones({9 * static_cast<long>(kMiB)});  // 36 MiB: nothing kept fits
+  BOOST_TEST(skein::core::large_blocks().kept_bytes == 0u);
+  BOOST_TEST(c.sum().item<double>() == 9.0 * kMiB);
 }
 
 BOOST_AUTO_TEST_CASE(skein_train_tunes_by_default_and_says_so) {

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "skein/errors.hpp"
+#include "skein/training/large_blocks.hpp"
 
 namespace skein::core {
 
@@ -48,8 +49,9 @@ AllocatorTuning decide() {
   if (user_set_glibc_malloc()) return {false, "malloc: glibc, as set by the environment"};
   const bool ok = mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
   if (!ok) return {false, "malloc: glibc defaults (mallopt refused the training settings)"};
-  return {true, "malloc: glibc, tuned for training (blocks up to 1 GiB stay in the heap; "
-                "SKEIN_MALLOC=system turns this off)"};
+  use_large_block_allocator();
+  return {true, "malloc: glibc, tuned for training (freed blocks stay in the heap; tensors of 32 MiB or more "
+                "are mapped apart and reused; SKEIN_MALLOC=system turns this off)"};
 }
 
 }  // namespace

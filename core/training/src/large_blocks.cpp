@@ -1,0 +1,114 @@
+#include "skein/training/large_blocks.hpp"
+
+#include <sys/mman.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/Exception.h>
+
+#include "skein/torch_compat/allocator.hpp"
+
+namespace skein::core {
+
+namespace {
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+class LargeBlockAllocator final : public c10::Allocator {
+ public:
+  explicit LargeBlockAllocator(c10::Allocator* small) : small_(small), small_delete_(small->raw_deleter()) {}
+
+  c10::DataPtr allocate(std::size_t n) SKEIN_ALLOCATE_CONST override {
+    if (n < kLargeBlockBytes) return small_->allocate(n);
+    void* p = take((n + kHugePage - 1) / kHugePage * kHugePage);
+    return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  // Frees a block of either kind: raw_allocate's callers hand back bare pointers.
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+#if SKEIN_ALLOCATOR_HAS_COPY_DATA
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#endif
+
+  LargeBlocks blocks() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {live_bytes_, kept_bytes_};
+  }
+
+  static LargeBlockAllocator* instance;
+
+ private:
+  // A block of `size` bytes: a kept one of that size, else a new mapping
+  // once every kept block is unmapped.
+  void* take(std::size_t size) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    void* p = nullptr;
+    auto kept = kept_.find(size);
+    if (kept != kept_.end()) {
+      p = kept->second;
+      kept_.erase(kept);
+      kept_bytes_ -= size;
+    } else {
+      for (const auto& [bytes, block] : kept_) munmap(block, bytes);
+      kept_.clear();
+      kept_bytes_ = 0;
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      TORCH_CHECK(p != MAP_FAILED, "CPU allocator: not enough memory: you tried to allocate ", size, " bytes");
+      madvise(p, size, MADV_HUGEPAGE);  // a hint; refused where huge pages are off
+    }
+    live_[p] = size;
+    live_bytes_ += size;
+    return p;
+  }
+
+  static void release(void* p) {
+    LargeBlockAllocator& self = *instance;
+    {
+      std::lock_guard<std::mutex> lock(self.mutex_);
+      auto live = self.live_.find(p);
+      if (live != self.live_.end()) {
+        self.kept_.emplace(live->second, p);
+        self.kept_bytes_ += live->second;
+        self.live_bytes_ -= live->second;
+        self.live_.erase(live);
+        return;
+      }
+    }
+    if (self.small_delete_)
+      self.small_delete_(p);
+    else
+      c10::free_cpu(p);
+  }
+
+  c10::Allocator* small_;
+  c10::DeleterFnPtr small_delete_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<void*, std::size_t> live_;  // blocks in tensors, by address
+  mutable std::multimap<std::size_t, void*> kept_;       // freed blocks, by size
+  mutable std::size_t live_bytes_ = 0, kept_bytes_ = 0;
+};
+
+LargeBlockAllocator* LargeBlockAllocator::instance = nullptr;
+
+}  // namespace
+
+void use_large_block_allocator() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Never destroyed: tensors may outlive every static (their deleters call it).
+    LargeBlockAllocator::instance = new LargeBlockAllocator(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(LargeBlockAllocator::instance, /*priority=*/1);
+  });
+}
+
+LargeBlocks large_blocks() {
+  return LargeBlockAllocator::instance ? LargeBlockAllocator::instance->blocks() : LargeBlocks{};
+}
+
+}  // namespace skein::core
