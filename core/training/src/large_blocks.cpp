@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -44,27 +46,37 @@ class LargeBlockAllocator final : public c10::Allocator {
   static LargeBlockAllocator* instance;
 
  private:
-  // A block of `size` bytes: a kept one of that size, else a new mapping
-  // once every kept block is unmapped.
+  // A block of `size` bytes: a kept one of that size, else a new mapping,
+  // once the oldest kept blocks are unmapped as far as needed to keep every
+  // mapped block within twice the most ever in tensors at once.
   void* take(std::size_t size) const {
     std::lock_guard<std::mutex> lock(mutex_);
     void* p = nullptr;
     auto kept = kept_.find(size);
     if (kept != kept_.end()) {
-      p = kept->second;
+      p = kept->second.block;
       kept_.erase(kept);
       kept_bytes_ -= size;
     } else {
-      for (const auto& [bytes, block] : kept_) munmap(block, bytes);
-      kept_.clear();
-      kept_bytes_ = 0;
+      const std::size_t limit = 2 * std::max(peak_live_bytes_, live_bytes_ + size);
+      while (!kept_.empty() && live_bytes_ + kept_bytes_ + size > limit) unmap_oldest_kept();
       p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       TORCH_CHECK(p != MAP_FAILED, "CPU allocator: not enough memory: you tried to allocate ", size, " bytes");
       madvise(p, size, MADV_HUGEPAGE);  // a hint; refused where huge pages are off
     }
     live_[p] = size;
     live_bytes_ += size;
+    peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
     return p;
+  }
+
+  void unmap_oldest_kept() const {
+    auto oldest = kept_.begin();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->second.freed < oldest->second.freed) oldest = it;
+    munmap(oldest->second.block, oldest->first);
+    kept_bytes_ -= oldest->first;
+    kept_.erase(oldest);
   }
 
   static void release(void* p) {
@@ -73,7 +85,7 @@ class LargeBlockAllocator final : public c10::Allocator {
       std::lock_guard<std::mutex> lock(self.mutex_);
       auto live = self.live_.find(p);
       if (live != self.live_.end()) {
-        self.kept_.emplace(live->second, p);
+        self.kept_.emplace(live->second, Kept{p, ++self.frees_});
         self.kept_bytes_ += live->second;
         self.live_bytes_ -= live->second;
         self.live_.erase(live);
@@ -89,9 +101,14 @@ class LargeBlockAllocator final : public c10::Allocator {
   c10::Allocator* small_;
   c10::DeleterFnPtr small_delete_;
   mutable std::mutex mutex_;
+  struct Kept {
+    void* block;
+    std::uint64_t freed;  // when: the count of frees then
+  };
   mutable std::unordered_map<void*, std::size_t> live_;  // blocks in tensors, by address
-  mutable std::multimap<std::size_t, void*> kept_;       // freed blocks, by size
-  mutable std::size_t live_bytes_ = 0, kept_bytes_ = 0;
+  mutable std::multimap<std::size_t, Kept> kept_;        // freed blocks, by size
+  mutable std::size_t live_bytes_ = 0, kept_bytes_ = 0, peak_live_bytes_ = 0;
+  mutable std::uint64_t frees_ = 0;
 };
 
 LargeBlockAllocator* LargeBlockAllocator::instance = nullptr;

@@ -2,9 +2,11 @@
 // libtorch's CPU allocator in a training process whose malloc is tuned
 // (allocator.hpp), for tensors of kLargeBlockBytes or more: each is a mapping
 // of its own (transparent huge pages where the kernel offers them), kept
-// when freed for the next request of the same size (rounded up to 2 MiB); a
-// request that no kept block fits first gives every kept block back to the
-// system. Smaller tensors go to the allocator it replaced (malloc).
+// when freed for the next request of the same size (rounded up to 2 MiB). A
+// request that no kept block fits maps a new one, first giving the oldest
+// kept blocks back to the system as far as needed to keep all it has mapped
+// within twice the most its tensors ever held at once. Smaller tensors go to
+// the allocator it replaced (malloc).
 //
 // Why: the tuned heap keeps freed blocks for the next step, which is what a
 // step's activations want, but a large block freed in the heap (a 5120 x
