@@ -62,6 +62,27 @@ bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>&
 
 const std::vector<int> kOwners{0, 1, 0};  // rank 0: the matrix and the last vector
 
+// parameters() holding `values`' values.
+std::vector<torch::Tensor> parameters_like(const std::vector<torch::Tensor>& values) {
+  auto params = parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].data().copy_(values[i]);
+  return params;
+}
+
+// An unsharded optimizer over every parameter, stepped twice, and its saved bytes.
+struct Stepped {
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::string bytes;
+};
+Stepped whole_after_two_steps(skein::OptimizerFactory& factory) {
+  Stepped w{parameters(), nullptr, ""};
+  w.optimizer = factory.create(w.params);
+  step(*w.optimizer, w.params, 2);
+  w.bytes = bytes_of(*w.optimizer);
+  return w;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(optimizer_shards)
@@ -114,8 +135,7 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   const std::string bytes = bytes_of(*consolidated);
 
   // Loaded over fresh parameters as an unsharded run would: the next step as whole's.
-  auto resumed_params = parameters();
-  for (std::size_t i = 0; i < resumed_params.size(); ++i) resumed_params[i].data().copy_(sharded[i]);
+  auto resumed_params = parameters_like(sharded);
   auto resumed = factory.create(resumed_params);
   load(*resumed, bytes);
   step(*whole, unsharded, 1, 2);
@@ -123,8 +143,7 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   BOOST_TEST(same(resumed_params, unsharded));
 
   // Without rank 1's shard its parameter starts its momentum afresh: the check tells.
-  auto partial_params = parameters();
-  for (std::size_t i = 0; i < partial_params.size(); ++i) partial_params[i].data().copy_(sharded[i]);
+  auto partial_params = parameters_like(sharded);
   auto empty = factory.create(skein::core::owned_parameters(sharded, kOwners, 1));
   source.bytes = [&](int) {
     const std::string bytes = bytes_of(*empty);
@@ -142,13 +161,8 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
 // A whole optimizer split again: each rank keeps its own parameters' states.
 BOOST_AUTO_TEST_CASE(a_whole_optimizer_loads_into_a_shard) {
   SgdFactory factory;
-  const auto unsharded = parameters();
-  auto whole = factory.create(unsharded);
-  step(*whole, unsharded, 2);
-  const std::string bytes = bytes_of(*whole);
-
-  auto params = parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) params[i].data().copy_(unsharded[i]);
+  auto [unsharded, whole, bytes] = whole_after_two_steps(factory);
+  auto params = parameters_like(unsharded);
   auto shard = factory.create(skein::core::owned_parameters(params, kOwners, 1));
   std::istringstream in(bytes);
   torch::serialize::InputArchive archive;
@@ -220,8 +234,7 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
   const auto again = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
   BOOST_TEST(exp_avg_of(*again, sharded[0].numel()).data_ptr() == joined.data_ptr());
 
-  auto resumed_params = parameters();
-  for (std::size_t i = 0; i < resumed_params.size(); ++i) resumed_params[i].data().copy_(sharded[i]);
+  auto resumed_params = parameters_like(sharded);
   auto resumed = factory.create(resumed_params);
   load(*resumed, bytes_of(*consolidated));
   step(*whole, unsharded, 1, 2);
@@ -232,13 +245,8 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
 // A whole optimizer split into a rank's pieces continues as the whole.
 BOOST_AUTO_TEST_CASE(a_whole_optimizer_splits_into_a_ranks_pieces) {
   AdamFactory factory(torch::optim::AdamOptions(0.1));
-  const auto unsharded = parameters();
-  auto whole = factory.create(unsharded);
-  step(*whole, unsharded, 2);
-  const std::string bytes = bytes_of(*whole);
-
-  auto params = parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) params[i].data().copy_(unsharded[i]);
+  auto [unsharded, whole, bytes] = whole_after_two_steps(factory);
+  auto params = parameters_like(unsharded);
   const skein::core::StepPieces pieces(skein::core::owned_parameters(params, kOwners, 0), 4);
   auto shard = factory.create(pieces.tensors());
   std::istringstream in(bytes);

@@ -34,16 +34,16 @@ struct ElementwiseStateOf<torch::optim::SGD> {
   using State = torch::optim::SGDParamState;
   static std::vector<torch::Tensor*> tensors(State& s) { return {&s.momentum_buffer()}; }
 };
-template <>
-struct ElementwiseStateOf<torch::optim::Adam> {
-  using State = torch::optim::AdamParamState;
+// Adam's and AdamW's states: the same members, two types.
+template <class AdamLikeState>
+struct AdamLikeStateTensors {
+  using State = AdamLikeState;
   static std::vector<torch::Tensor*> tensors(State& s) { return {&s.exp_avg(), &s.exp_avg_sq(), &s.max_exp_avg_sq()}; }
 };
 template <>
-struct ElementwiseStateOf<torch::optim::AdamW> {
-  using State = torch::optim::AdamWParamState;
-  static std::vector<torch::Tensor*> tensors(State& s) { return {&s.exp_avg(), &s.exp_avg_sq(), &s.max_exp_avg_sq()}; }
-};
+struct ElementwiseStateOf<torch::optim::Adam> : AdamLikeStateTensors<torch::optim::AdamParamState> {};
+template <>
+struct ElementwiseStateOf<torch::optim::AdamW> : AdamLikeStateTensors<torch::optim::AdamWParamState> {};
 template <>
 struct ElementwiseStateOf<torch::optim::RMSprop> {
   using State = torch::optim::RMSpropParamState;
