@@ -66,7 +66,7 @@ void StepPieces::before_step() const {
   for (const auto& piece : pieces_) {
     if (piece.whole) continue;
     const auto& p = params_[piece.param];
-    auto& tensor = const_cast<torch::Tensor&>(piece.tensor);  // its TensorImpl, the optimizer's key, stays
+    const auto& tensor = piece.tensor;  // set_ keeps its TensorImpl, the optimizer's key
     if (!lies_over(tensor, p, piece.offset)) tensor.set_(p.storage(), p.storage_offset() + piece.offset, {piece.length}, {1});
     // Over the gradient's storage, or a copy of a strided one.
     const auto& grad = p.grad();
