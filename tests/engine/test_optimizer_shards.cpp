@@ -222,7 +222,8 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
   skein::core::ShardSource source;
   source.world_size = 2;
   source.bytes = [&](int r) {
-    const std::string bytes = bytes_of(*ranks[static_cast<std::size_t>(r)]);
+    const auto k = static_cast<std::size_t>(r);  // rank r's shard as it publishes it
+    const std::string bytes = bytes_of(*skein::core::joined_shard(factory, {*ranks[k], pieces[k]}));
     return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
   };
   const auto consolidated = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);

@@ -171,14 +171,15 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
   return all;
 }
 
-// A sharded optimizer's shard of a rank other than 0, left in the store for
-// rank 0 (write_optimizer), which takes it from there.
+// A sharded optimizer's shard of a rank other than 0 (each parameter's whole
+// state: joined_shard), left in the store for rank 0 (write_optimizer), which
+// takes it from there.
 // Serialized twice, to count the bytes and then to write them into a buffer
 // made once: a buffer grown as it is written would hold up to twice them.
 void CheckpointWriter::publish_optimizer_shard(const std::string& name, long epoch) const {
   if (parts_.parameter_owners.empty() || run_.is_main()) return;
   torch::serialize::OutputArchive archive;
-  parts_.optimizer->save(archive);
+  joined_shard(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces})->save(archive);
   std::size_t size = 0;
   archive.save_to([&](const void*, std::size_t n) {
     size += n;

@@ -181,8 +181,8 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
       join_states(factory, running.optimizer, *whole, running.pieces);
       continue;
     }
-    // Rank r's optimizer again, over the same tensors cut alike, to read its bytes.
-    const StepPieces theirs(owned_parameters(params, owners, r), running.pieces.max_elements());
+    // Rank r's shard (joined_shard) again, over the same tensors, to read its bytes.
+    const StepPieces theirs(owned_parameters(params, owners, r), 0);
     auto other = factory.create(theirs.tensors());
     {
       const std::vector<std::uint8_t> bytes = shards.bytes(r);
@@ -194,6 +194,13 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     join_states(factory, *other, *whole, theirs);
   }
   return whole;
+}
+
+std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFactory& factory, const RunningShard& running) {
+  auto mine = factory.create(running.pieces.params());
+  copy_group_options(running.optimizer, *mine);
+  join_states(factory, running.optimizer, *mine, running.pieces);
+  return mine;
 }
 
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,

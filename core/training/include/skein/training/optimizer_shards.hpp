@@ -50,8 +50,8 @@ struct RunningShard {
 
 // The whole optimizer over `params`, made by `factory`, holding each
 // parameter's state: this rank's shared with its running optimizer (the
-// same tensors, not copies), every other rank's loaded from its shard (cut
-// into pieces as this rank's are). A cut parameter's state is its pieces'
+// same tensors, not copies), every other rank's loaded from its shard
+// (joined_shard's bytes). A cut parameter's state is its pieces'
 // joined; the running pieces' state tensors become views of the joined ones,
 // so that the next checkpoint copies nothing. Its parameter groups' options
 // are the running optimizer's (the same on every rank). Optimizer::save of it
@@ -59,6 +59,13 @@ struct RunningShard {
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     OptimizerFactory& factory, const RunningShard& running, const std::vector<torch::Tensor>& params,
     const std::vector<int>& owners, const ShardSource& shards);
+
+// This rank's optimizer as a checkpoint's shard: over its own parameters
+// (`running.pieces.params()`), each a whole parameter's state; a cut one's
+// joined from its pieces', which then lie over the joined tensors. What rank
+// r saves for consolidated_optimizer's `shards.bytes(r)`.
+SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFactory& factory,
+                                                                   const RunningShard& running);
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut
