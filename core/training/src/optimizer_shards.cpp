@@ -53,11 +53,7 @@ torch::Tensor joined(const std::vector<torch::Tensor*>& parts, const std::vector
   bool in_place = true;
   for (std::size_t j = 0; j < parts.size() && in_place; ++j)
     in_place = parts[j]->dim() == 1 && parts[j]->is_contiguous() && lies_over(*parts[j], first, pieces[j].offset);
-  if (in_place) {
-    torch::NoGradGuard no_grad;
-    return torch::empty({0}, first.options()).set_(first.storage(), first.storage_offset(), shape,
-                                                   c10::contiguous_strides(shape));
-  }
+  if (in_place) return shaped_over(first, 0, shape);
   std::vector<torch::Tensor> flat;
   for (const auto* part : parts) flat.push_back(*part);
   return torch::cat(flat).view(shape);

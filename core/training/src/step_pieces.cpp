@@ -2,12 +2,18 @@
 
 #include <algorithm>
 
+#include <c10/util/strides.h>
+
 namespace skein::core {
 
-torch::Tensor flat_over(const torch::Tensor& t, std::int64_t offset, std::int64_t length) {
+torch::Tensor shaped_over(const torch::Tensor& t, std::int64_t offset, c10::IntArrayRef shape) {
   torch::NoGradGuard no_grad;
   return torch::empty({0}, t.options().requires_grad(false))
-      .set_(t.storage(), t.storage_offset() + offset, {length}, {1});
+      .set_(t.storage(), t.storage_offset() + offset, shape, c10::contiguous_strides(shape));
+}
+
+torch::Tensor flat_over(const torch::Tensor& t, std::int64_t offset, std::int64_t length) {
+  return shaped_over(t, offset, {length});
 }
 
 bool lies_over(const torch::Tensor& piece, const torch::Tensor& t, std::int64_t offset) {

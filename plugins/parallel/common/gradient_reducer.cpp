@@ -180,9 +180,7 @@ void GradientReducer::put_in_transit(std::size_t index) {
   auto& p = params_[index];
   auto& b = buckets_[bucket_of_[index]];
   const torch::Tensor grad = p.grad();
-  const bool alone = b.params.size() == 1;
-  if (alone && grad.defined() && grad.is_contiguous() && grad.scalar_type() == p.scalar_type() &&
-      grad.device() == p.device()) {
+  if (b.params.size() == 1 && can_be_bucket(p, grad)) {
     b.flat = grad.view({-1});
   } else {
     if (!b.flat.defined()) b.flat = torch::empty({numel_of(b)}, p.options().requires_grad(false));
@@ -200,7 +198,7 @@ void GradientReducer::borrow(std::size_t index) {
   auto& p = params_[index];
   auto& b = buckets_[bucket_of_[index]];
   const torch::Tensor grad = p.grad();
-  if (grad.defined() && grad.is_contiguous() && grad.scalar_type() == p.scalar_type() && grad.device() == p.device()) {
+  if (can_be_bucket(p, grad)) {
     b.flat = grad.view({-1});
     return;
   }
@@ -212,6 +210,12 @@ void GradientReducer::borrow(std::size_t index) {
 void GradientReducer::drop_borrowed_gradients() {
   for (const auto& b : buckets_)
     if (b.borrowed) params_[b.params.front()].mutable_grad() = torch::Tensor();
+}
+
+// Whether parameter `p`'s gradient can be its one-parameter bucket's buffer
+// itself: laid out as one flat run, of the parameter's dtype and device.
+bool GradientReducer::can_be_bucket(const torch::Tensor& p, const torch::Tensor& grad) {
+  return grad.defined() && grad.is_contiguous() && grad.scalar_type() == p.scalar_type() && grad.device() == p.device();
 }
 
 // Waits for the oldest foreign bucket in transit and lets its buffer go.

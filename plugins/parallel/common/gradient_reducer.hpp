@@ -152,6 +152,7 @@ class GradientReducer {
   static void copy_or_zero(torch::Tensor& into, const torch::Tensor& grad);
   void put_in_transit(std::size_t index);
   void borrow(std::size_t index);
+  static bool can_be_bucket(const torch::Tensor& p, const torch::Tensor& grad);
   void release_oldest_in_transit();
   std::int64_t numel_of(const Bucket& b) const;
   void mark_ready(std::size_t index);

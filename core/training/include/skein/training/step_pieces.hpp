@@ -32,6 +32,8 @@ struct StepPiece {
 // must be contiguous), as a flat tensor of its own: not a view made by
 // narrow(), which Tensor::set_ and libtorch 1.13's zero_grad (detach_) refuse.
 SKEIN_EXPORT torch::Tensor flat_over(const torch::Tensor& t, std::int64_t offset, std::int64_t length);
+// The same, contiguous in `shape`, from element `offset` of `t`.
+SKEIN_EXPORT torch::Tensor shaped_over(const torch::Tensor& t, std::int64_t offset, c10::IntArrayRef shape);
 // Whether `piece` lies over `t`'s storage from element `offset` of `t`.
 SKEIN_EXPORT bool lies_over(const torch::Tensor& piece, const torch::Tensor& t, std::int64_t offset);
 
