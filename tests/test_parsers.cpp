@@ -81,6 +81,17 @@ BOOST_AUTO_TEST_CASE(flag_values_that_are_not_utf8_are_refused) {
   BOOST_TEST(has(err, "--plugin print_log: option 'columns': the value is not valid UTF-8"), err);
 }
 
+// Found by fuzz_config: a key that is not UTF-8 went into the config and made
+// its dump throw nlohmann's type_error instead of a ConfigError.
+BOOST_AUTO_TEST_CASE(flag_keys_that_are_not_utf8_are_refused) {
+  auto err = config_error(kConfig + "}", {}, {"data.plugin=synthetic", "callbacks.\xff\xff" "columns=2"});
+  BOOST_TEST(has(err, "--set: the key is not valid UTF-8"), err);
+  err = config_error(kConfig + "}", {"print_log:\xfe=2"});
+  BOOST_TEST(has(err, "--plugin print_log: an option name is not valid UTF-8"), err);
+  err = config_error(kConfig + "}", {"\xfeprint_log:precision=2"});
+  BOOST_TEST(has(err, "--plugin: the plugin name or path is not valid UTF-8"), err);
+}
+
 BOOST_AUTO_TEST_CASE(optimizer_name_must_be_a_string) {
   auto err = config_error(config_with(R"("optimizer": {"name": 5})"));
   BOOST_TEST(has(err, "optimizer.name: expected string, got 5"), err);

@@ -39,12 +39,14 @@ const char* slot_for(PluginKind kind) {
   return nullptr;  // callbacks
 }
 
-bool valid_utf8(const std::string& text) {
+// JSON strings (and so config.json) hold only UTF-8: a key or value with
+// other bytes would make every later dump() throw. Text from the command line
+// is checked as it enters the config; a config file is checked by its parser.
+void require_utf8(const std::string& text, const std::string& what) {
   try {
     (void)nlohmann::json(text).dump();
-    return true;
   } catch (const nlohmann::json::type_error&) {
-    return false;
+    throw ConfigError(what + " is not valid UTF-8");
   }
 }
 
@@ -69,9 +71,8 @@ nlohmann::json parse_value(const std::string& text, const std::string& flag) {
     return parse_json_bounded(text, flag);
   } catch (const nlohmann::json::exception&) {
   }
-  // A bare word is a string. JSON strings (and so config.json) hold only
-  // UTF-8: other bytes would make every later dump() throw.
-  if (!valid_utf8(text)) throw ConfigError(flag + ": the value is not valid UTF-8");
+  // A bare word is a string.
+  require_utf8(text, flag + ": the value");
   return text;
 }
 
@@ -144,6 +145,7 @@ void apply_set(nlohmann::json& config, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set '" + assignment + "': expected dotted.key=VALUE");
   std::string path = assignment.substr(0, eq);
+  require_utf8(path, "--set: the key");
   nlohmann::json value = parse_value(assignment.substr(eq + 1), "--set " + path);
 
   nlohmann::json* node = &config;
@@ -190,6 +192,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
     rest = spec.substr(colon + 1);
   }
   if (target.empty()) throw ConfigError("--plugin '" + spec + "': missing plugin name");
+  require_utf8(target, "--plugin: the plugin name or path");
   const PluginRecord& rec = looks_like_path(target) ? registry.load_file(target) : registry.require(target);
 
   nlohmann::json options = nlohmann::json::object();
@@ -198,6 +201,7 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
     if (eq == std::string::npos || eq == 0)
       throw ConfigError("--plugin '" + spec + "': expected key=value, got '" + kv + "'");
     const std::string key = kv.substr(0, eq);
+    require_utf8(key, "--plugin " + target + ": an option name");
     options[key] = parse_value(kv.substr(eq + 1), "--plugin " + target + ": option '" + key + "'");
   }
 
