@@ -54,6 +54,15 @@ void load(torch::optim::Optimizer& opt, const std::string& bytes) {
   opt.load(archive);
 }
 
+// A ShardSource::load reading rank r's shard from `bytes_of_rank(r)`.
+template <class Bytes>
+auto loading(Bytes bytes_of_rank) {
+  return [bytes_of_rank](int r, torch::serialize::InputArchive& archive, const torch::Device& device) {
+    const std::string bytes = bytes_of_rank(r);
+    archive.load_from(bytes.data(), bytes.size(), device);
+  };
+}
+
 bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!torch::equal(a[i], b[i])) return false;
@@ -116,12 +125,11 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   skein::core::ShardSource source;
   source.world_size = 2;
   int asked = 0;
-  source.bytes = [&](int r) {
+  source.load = loading([&](int r) {
     ++asked;
     BOOST_TEST(r == 1);  // never rank 0's own: that one is the running optimizer
-    const auto& bytes = shards[static_cast<std::size_t>(r)];
-    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
-  };
+    return shards[static_cast<std::size_t>(r)];
+  });
   const skein::core::StepPieces whole_pieces(skein::core::owned_parameters(sharded, kOwners, 0), 0);
   const auto consolidated =
       skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source);
@@ -145,10 +153,7 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   // Without rank 1's shard its parameter starts its momentum afresh: the check tells.
   auto partial_params = parameters_like(sharded);
   auto empty = factory.create(skein::core::owned_parameters(sharded, kOwners, 1));
-  source.bytes = [&](int) {
-    const std::string bytes = bytes_of(*empty);
-    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
-  };
+  source.load = loading([&](int) { return bytes_of(*empty); });
   const std::string lacking =
       bytes_of(*skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source));
   auto partial = factory.create(partial_params);
@@ -221,11 +226,10 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
   BOOST_TEST(same(sharded, unsharded));  // stepped in pieces as whole
   skein::core::ShardSource source;
   source.world_size = 2;
-  source.bytes = [&](int r) {
-    const auto k = static_cast<std::size_t>(r);  // rank r's shard as it publishes it
-    const std::string bytes = bytes_of(*skein::core::joined_shard(factory, {*ranks[k], pieces[k]}));
-    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
-  };
+  source.load = loading([&](int r) {
+    const auto k = static_cast<std::size_t>(r);  // rank r's shard as it sends it
+    return bytes_of(*skein::core::joined_shard(factory, {*ranks[k], pieces[k]}));
+  });
   const auto consolidated = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
   const torch::Tensor& joined = exp_avg_of(*consolidated, sharded[0].numel());
   BOOST_TEST(joined.sizes() == sharded[0].sizes());
@@ -241,6 +245,33 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
   step(*whole, unsharded, 1, 2);
   step(*resumed, resumed_params, 1, 2);
   BOOST_TEST(same(resumed_params, unsharded));
+}
+
+// After the first step the pieces' states are laid out whole, once, and
+// stepping on through them is stepping the whole.
+BOOST_AUTO_TEST_CASE(pieces_states_are_laid_out_whole_once) {
+  AdamFactory factory(torch::optim::AdamOptions(0.1));
+  const auto unsharded = parameters();
+  auto whole = factory.create(unsharded);
+  step(*whole, unsharded, 1);
+  const auto sharded = parameters();
+  const skein::core::StepPieces pieces(skein::core::owned_parameters(sharded, kOwners, 0), 4);
+  auto shard = factory.create(pieces.tensors());
+  BOOST_TEST(!skein::core::lay_piece_states_whole(factory, {*shard, pieces}));  // no states yet
+  step_in_pieces(*shard, pieces, sharded, 1);
+  const auto& first = pieces.pieces()[0];
+  const auto& second = pieces.pieces()[1];
+  BOOST_REQUIRE(!first.whole);
+  BOOST_TEST(!skein::core::lies_over(exp_avg_of(*shard, second.length), exp_avg_of(*shard, first.length), 4));
+  BOOST_TEST(skein::core::lay_piece_states_whole(factory, {*shard, pieces}));
+  const torch::Tensor laid = exp_avg_of(*shard, first.length);
+  BOOST_TEST(skein::core::lies_over(exp_avg_of(*shard, second.length), laid, second.offset));
+  BOOST_TEST(!skein::core::lay_piece_states_whole(factory, {*shard, pieces}));  // laid already: nothing copied
+  BOOST_TEST(exp_avg_of(*shard, first.length).data_ptr() == laid.data_ptr());
+  step(*whole, unsharded, 2, 1);
+  step_in_pieces(*shard, pieces, sharded, 2, 1);
+  BOOST_TEST(torch::equal(sharded[0], unsharded[0]));
+  BOOST_TEST(torch::equal(sharded[2], unsharded[2]));
 }
 
 // A whole optimizer split into a rank's pieces continues as the whole.

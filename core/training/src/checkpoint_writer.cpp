@@ -47,6 +47,7 @@
 #include "skein/training/state_dict_io.hpp"
 #include "skein/training/device.hpp"
 #include "skein/training/store_keys.hpp"
+#include "skein/training/store_stream.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/atomic_file.hpp"
@@ -172,39 +173,45 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
 }
 
 // A sharded optimizer's shard of a rank other than 0 (each parameter's whole
-// state: joined_shard), left in the store for rank 0 (write_optimizer), which
-// takes it from there.
-// Serialized twice, to count the bytes and then to write them into a buffer
-// made once: a buffer grown as it is written would hold up to twice them.
-void CheckpointWriter::publish_optimizer_shard(const std::string& name, long epoch) const {
+// state: joined_shard), serialized straight into a store stream that rank 0
+// reads (write_optimizer): neither rank holds its bytes whole. Blocks until
+// rank 0 has taken all but the last two chunks.
+void CheckpointWriter::send_optimizer_shard(const std::string& name, long epoch) const {
   if (parts_.parameter_owners.empty() || run_.is_main()) return;
   torch::serialize::OutputArchive archive;
   joined_shard(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces})->save(archive);
-  std::size_t size = 0;
-  archive.save_to([&](const void*, std::size_t n) {
-    size += n;
-    return n;
-  });
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(size);
+  StoreStreamWriter out(*store_->store, part_key(name, epoch, "optimizer", run_.rank));
   archive.save_to([&](const void* data, std::size_t n) {
-    const auto* begin = static_cast<const std::uint8_t*>(data);
-    bytes.insert(bytes.end(), begin, begin + n);
+    out.write(data, n);
     return n;
   });
-  store_->store->set(part_key(name, epoch, "optimizer", run_.rank), bytes);
+  out.close();
 }
 
 // optimizer.pt, written by rank 0 straight to `out`: the running optimizer,
 // or a sharded one consolidated (rank 0's states shared, not copied; the
-// other ranks' shards taken from the store one at a time).
-void CheckpointWriter::write_optimizer(const std::string& name, long epoch, std::ostream& out) const {
+// other ranks' shards read one at a time, each streamed from the store into
+// a file in `tmp` and loaded from there, so that rank 0 holds its states
+// once, not its bytes as well).
+void CheckpointWriter::write_optimizer(const std::string& name, long epoch, const std::string& tmp,
+                                       std::ostream& out) const {
   std::unique_ptr<torch::optim::Optimizer> whole;
   if (!parts_.parameter_owners.empty()) {
     ShardSource shards;
     shards.rank = run_.rank;
     shards.world_size = run_.world_size;
-    shards.bytes = [&](int rank) { return take_part(name, epoch, "optimizer", rank); };
+    shards.load = [&](int rank, torch::serialize::InputArchive& archive, const torch::Device& device) {
+      const std::string file = (fs::path(tmp) / (".optimizer-shard-" + std::to_string(rank))).string();
+      {
+        std::ofstream shard(file, std::ios::binary | std::ios::trunc);
+        read_store_stream(*store_->store, part_key(name, epoch, "optimizer", rank), [&](const auto& chunk) {
+          shard.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size()));
+        });
+        if (!shard.flush()) throw std::runtime_error("cannot write " + file);
+      }
+      archive.load_from(file, device);
+      fs::remove(file);
+    };
     whole = consolidated_optimizer(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces},
                                    parts_.model->parameters(), parts_.parameter_owners, shards);
   }
@@ -280,7 +287,6 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump()))
       open_ranks.push_back(nlohmann::json::parse(text));
   }
-  if (!parts.model_only) publish_optimizer_shard(name, at.epoch);
   std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
   if (stateful) {
@@ -291,6 +297,8 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     }
     if (!any) parallel_states.clear();
   }
+  // Last of the parts: it waits for rank 0 to read it, after the model's files.
+  if (!parts.model_only) send_optimizer_shard(name, at.epoch);
   if (!run_.is_main()) return;
 
   const fs::path root_path(root_dir);
@@ -333,7 +341,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
-    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, out); });
+    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out); });
     if (open) {
       put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
       put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -20,14 +21,26 @@ namespace skein::core {
 namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kPage = std::size_t{4} << 10;
+
+// The least a tensor mapped apart holds: kLargeBlockBytes, lowered while a
+// MappedApart lives.
+std::atomic<std::size_t> apart_from{kLargeBlockBytes};
+
+std::size_t round_up(std::size_t n, std::size_t unit) { return (n + unit - 1) / unit * unit; }
 
 class LargeBlockAllocator final : public c10::Allocator {
  public:
   explicit LargeBlockAllocator(c10::Allocator* small) : small_(small), small_delete_(small->raw_deleter()) {}
 
   c10::DataPtr allocate(std::size_t n) SKEIN_ALLOCATE_CONST override {
-    if (n < kLargeBlockBytes) return small_->allocate(n);
-    void* p = take((n + kHugePage - 1) / kHugePage * kHugePage);
+    void* p = nullptr;
+    if (n >= kLargeBlockBytes)
+      p = take(round_up(n, kHugePage));
+    else if (n >= apart_from.load() && n > 0)
+      p = map_apart(round_up(n, kPage));
+    else
+      return small_->allocate(n);
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
   // Frees a block of either kind: raw_allocate's callers hand back bare pointers.
@@ -70,6 +83,15 @@ class LargeBlockAllocator final : public c10::Allocator {
     return p;
   }
 
+  // A mapping of its own, unmapped when freed.
+  void* map_apart(std::size_t size) const {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    TORCH_CHECK(p != MAP_FAILED, "CPU allocator: not enough memory: you tried to allocate ", size, " bytes");
+    std::lock_guard<std::mutex> lock(mutex_);
+    apart_[p] = size;
+    return p;
+  }
+
   void unmap_oldest_kept() const {
     auto oldest = kept_.begin();
     for (auto it = kept_.begin(); it != kept_.end(); ++it)
@@ -91,6 +113,12 @@ class LargeBlockAllocator final : public c10::Allocator {
         self.live_.erase(live);
         return;
       }
+      auto apart = self.apart_.find(p);
+      if (apart != self.apart_.end()) {
+        munmap(p, apart->second);
+        self.apart_.erase(apart);
+        return;
+      }
     }
     if (self.small_delete_)
       self.small_delete_(p);
@@ -107,6 +135,7 @@ class LargeBlockAllocator final : public c10::Allocator {
   };
   mutable std::unordered_map<void*, std::size_t> live_;  // blocks in tensors, by address
   mutable std::multimap<std::size_t, Kept> kept_;        // freed blocks, by size
+  mutable std::unordered_map<void*, std::size_t> apart_; // MappedApart's blocks in tensors
   mutable std::size_t live_bytes_ = 0, kept_bytes_ = 0, peak_live_bytes_ = 0;
   mutable std::uint64_t frees_ = 0;
 };
@@ -123,6 +152,10 @@ void use_large_block_allocator() {
     c10::SetCPUAllocator(LargeBlockAllocator::instance, /*priority=*/1);
   });
 }
+
+MappedApart::MappedApart(std::size_t min_bytes) { apart_from.store(std::min(min_bytes, kLargeBlockBytes)); }
+
+MappedApart::~MappedApart() { apart_from.store(kLargeBlockBytes); }
 
 LargeBlocks large_blocks() {
   return LargeBlockAllocator::instance ? LargeBlockAllocator::instance->blocks() : LargeBlocks{};

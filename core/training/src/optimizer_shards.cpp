@@ -46,14 +46,15 @@ const ElementwiseOptimizer& elementwise_of(const OptimizerFactory& factory) {
 
 // One state tensor of a cut parameter of `shape` from its pieces' (flat, in
 // order): their storage seen whole when they lie there one after the other
-// (as split_states leaves them), else their concatenation.
+// (as whole_state leaves them), else their concatenation (`copied` set).
 torch::Tensor joined(const std::vector<torch::Tensor*>& parts, const std::vector<StepPiece>& pieces,
-                     c10::IntArrayRef shape) {
+                     c10::IntArrayRef shape, bool& copied) {
   const torch::Tensor& first = *parts.front();
   bool in_place = true;
   for (std::size_t j = 0; j < parts.size() && in_place; ++j)
     in_place = parts[j]->dim() == 1 && parts[j]->is_contiguous() && lies_over(*parts[j], first, pieces[j].offset);
   if (in_place) return shaped_over(first, 0, shape);
+  copied = true;
   std::vector<torch::Tensor> flat;
   for (const auto* part : parts) flat.push_back(*part);
   return torch::cat(flat).view(shape);
@@ -66,43 +67,60 @@ void check_elementwise(const torch::Tensor& state, std::int64_t elements) {
                              " values for a parameter (piece) of " + std::to_string(elements) + " elements");
 }
 
+// The states `optimizer` holds of the pieces [run.begin, run.end) (empty
+// when it holds none yet).
+std::vector<torch::optim::OptimizerParamState*> states_of(torch::optim::Optimizer& optimizer,
+                                                          const StepPieces& pieces, const PieceRun& run) {
+  auto& states = optimizer.state();
+  std::vector<torch::optim::OptimizerParamState*> found;
+  for (std::size_t k = run.begin; k < run.end; ++k) {
+    auto it = states.find(state_key(states, pieces.pieces()[k].tensor));
+    if (it != states.end()) found.push_back(it->second.get());
+  }
+  if (!found.empty() && found.size() != run.end - run.begin)
+    throw std::logic_error("the optimizer holds states of some pieces of a parameter, not of all");
+  return found;
+}
+
+// The state of a cut parameter from its pieces' `states` (of the pieces
+// `run`): the first piece's with each per-element tensor the pieces'
+// joined, and the pieces' tensors then lie over the joined one, one field
+// at a time (so that a copy holds one field twice at most).
+std::unique_ptr<torch::optim::OptimizerParamState> whole_state(
+    const ElementwiseOptimizer& elementwise, const std::vector<torch::optim::OptimizerParamState*>& states,
+    const StepPieces& pieces, const PieceRun& run, bool& copied) {
+  const auto& all = pieces.pieces();
+  const torch::Tensor& p = pieces.params()[all[run.begin].param];
+  auto state = states.front()->clone();
+  const auto fields = elementwise.state_tensors(*state);
+  const std::vector<StepPiece> cut(all.begin() + static_cast<std::ptrdiff_t>(run.begin),
+                                   all.begin() + static_cast<std::ptrdiff_t>(run.end));
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    std::vector<torch::Tensor*> parts;
+    for (auto* piece_state : states) parts.push_back(elementwise.state_tensors(*piece_state)[f]);
+    if (!parts.front()->defined()) continue;  // Adam's max_exp_avg_sq without amsgrad
+    for (std::size_t j = 0; j < parts.size(); ++j) check_elementwise(*parts[j], cut[j].length);
+    *fields[f] = joined(parts, cut, p.sizes(), copied);
+    for (std::size_t j = 0; j < parts.size(); ++j) *parts[j] = flat_over(*fields[f], cut[j].offset, cut[j].length);
+  }
+  return state;
+}
+
 // The states `from` holds of `pieces`, as `to`'s states of their parameters
 // (which `to` holds): a whole parameter's shared (a shallow copy, the same
-// tensors); a cut one's is its first piece's with each per-element tensor
-// the pieces' joined, and the pieces' tensors then lie over the joined one.
+// tensors); a cut one's its whole_state.
 void join_states(const OptimizerFactory& factory, torch::optim::Optimizer& from, torch::optim::Optimizer& to,
                  const StepPieces& pieces) {
-  auto& source = from.state();
   auto& target = to.state();
   const auto& all = pieces.pieces();
   for (const auto& run : runs_of(pieces)) {
     const torch::Tensor& p = pieces.params()[all[run.begin].param];
-    std::vector<torch::optim::OptimizerParamState*> states;
-    for (std::size_t k = run.begin; k < run.end; ++k) {
-      auto it = source.find(state_key(source, all[k].tensor));
-      if (it != source.end()) states.push_back(it->second.get());
-    }
+    const auto states = states_of(from, pieces, run);
     if (states.empty()) continue;  // not stepped yet
-    if (all[run.begin].whole) {
-      target[state_key(target, p)] = states.front()->clone();
-      continue;
-    }
-    if (states.size() != run.end - run.begin)
-      throw std::logic_error("the optimizer holds states of some pieces of a parameter, not of all");
-    const auto& elementwise = elementwise_of(factory);
-    auto state = states.front()->clone();
-    const auto fields = elementwise.state_tensors(*state);
-    const std::vector<StepPiece> cut(all.begin() + static_cast<std::ptrdiff_t>(run.begin),
-                                     all.begin() + static_cast<std::ptrdiff_t>(run.end));
-    for (std::size_t f = 0; f < fields.size(); ++f) {
-      std::vector<torch::Tensor*> parts;
-      for (auto* piece_state : states) parts.push_back(elementwise.state_tensors(*piece_state)[f]);
-      if (!parts.front()->defined()) continue;  // Adam's max_exp_avg_sq without amsgrad
-      for (std::size_t j = 0; j < parts.size(); ++j) check_elementwise(*parts[j], cut[j].length);
-      *fields[f] = joined(parts, cut, p.sizes());
-      for (std::size_t j = 0; j < parts.size(); ++j) *parts[j] = flat_over(*fields[f], cut[j].offset, cut[j].length);
-    }
-    target[state_key(target, p)] = std::move(state);
+    bool copied = false;
+    target[state_key(target, p)] = all[run.begin].whole
+                                       ? states.front()->clone()
+                                       : whole_state(elementwise_of(factory), states, pieces, run, copied);
   }
 }
 
@@ -181,10 +199,8 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     const StepPieces theirs(owned_parameters(params, owners, r), 0);
     auto other = factory.create(theirs.tensors());
     {
-      const std::vector<std::uint8_t> bytes = shards.bytes(r);
-      torch::serialize::InputArchive archive;  // reads `bytes` where they are, no copy
-      archive.load_from(reinterpret_cast<const char*>(bytes.data()), bytes.size(),
-                        params.empty() ? torch::Device(torch::kCPU) : params.front().device());
+      torch::serialize::InputArchive archive;
+      shards.load(r, archive, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
       other->load(archive);
     }
     join_states(factory, *other, *whole, theirs);
@@ -197,6 +213,17 @@ std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFactory& factory,
   copy_group_options(running.optimizer, *mine);
   join_states(factory, running.optimizer, *mine, running.pieces);
   return mine;
+}
+
+bool lay_piece_states_whole(const OptimizerFactory& factory, const RunningShard& running) {
+  if (!running.pieces.cuts_any()) return false;
+  bool copied = false;
+  for (const auto& run : runs_of(running.pieces)) {
+    if (running.pieces.pieces()[run.begin].whole) continue;
+    const auto states = states_of(running.optimizer, running.pieces, run);
+    if (!states.empty()) whole_state(elementwise_of(factory), states, running.pieces, run, copied);
+  }
+  return copied;
 }
 
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,

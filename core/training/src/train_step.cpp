@@ -1,8 +1,18 @@
 #include "skein/training/train_step.hpp"
 
 #include <algorithm>
+#include <optional>
+
+#include "skein/training/large_blocks.hpp"
+#include "skein/training/optimizer_shards.hpp"
 
 namespace skein::core {
+
+namespace {
+// The least of the first step's tensors mapped apart: every piece's state
+// (a piece is up to kStepPieceElements) but the shortest last pieces'.
+constexpr std::size_t kMappedApartBytes = std::size_t{256} << 10;
+}  // namespace
 
 void TrainStep::run(Batch& batch, long batches_per_epoch) {
   // Micro-batches of one optimizer step: [group_start, group_start + group);
@@ -33,11 +43,19 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   if (step_now) {
     if (finite) {
       if (p_.pieces) p_.pieces->before_step();
+      // The step that makes the pieces' states: each a mapping of its own, as
+      // they are laid out whole below (their heap would be left in holes).
+      std::optional<MappedApart> apart;
+      if (p_.pieces && p_.pieces->cuts_any() && p_.optimizer.state().empty()) apart.emplace(kMappedApartBytes);
       p_.optimizer.step();
     }
     if (scaler_) scaler_->update();
     // A sharded optimizer stepped this rank's parameters: owners send theirs.
     if (auto* sharded = dynamic_cast<ShardedOptimizer*>(&p_.parallel)) sharded->after_step();
+    // The pieces' states, made apart by the first step, laid out whole once
+    // (optimizer_shards.hpp), after the step's gradients are gone.
+    if (finite && p_.pieces && p_.optimizer_factory)
+      lay_piece_states_whole(*p_.optimizer_factory, {p_.optimizer, *p_.pieces});
   }
 
   p_.records.train(batch.loss, static_cast<double>(batch.inputs.size(0)));

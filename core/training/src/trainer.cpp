@@ -56,7 +56,7 @@ Trainer::~Trainer() = default;
 
 StepParts Trainer::step_parts() {
   return {forward_, *parts_.model, *parts_.optimizer, *parts_.parallel, *parts_.loss,
-          history_, records_,      parts_.callbacks,  *this, &parts_.step_pieces};
+          history_, records_,      parts_.callbacks,  *this, &parts_.step_pieces, parts_.optimizer_factory.get()};
 }
 
 EpochPosition Trainer::position() const {

@@ -66,8 +66,11 @@ class SKEIN_EXPORT CheckpointWriter {
   // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
   std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
                                           std::string mine) const;
-  void publish_optimizer_shard(const std::string& name, long epoch) const;
-  void write_optimizer(const std::string& name, long epoch, std::ostream& out) const;
+  // A sharded optimizer's shard of a rank other than 0, streamed to rank 0
+  // through the store as write_optimizer reads it.
+  void send_optimizer_shard(const std::string& name, long epoch) const;
+  // optimizer.pt on rank 0; other ranks' shards pass through files in `tmp`.
+  void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out) const;
   nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
   nlohmann::json open_epoch_part(const EpochPosition& at) const;
   // The same state under another name: hard links to the files of `from`

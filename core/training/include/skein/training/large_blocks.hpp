@@ -26,6 +26,20 @@ constexpr std::size_t kLargeBlockBytes = std::size_t{32} << 20;  // 32 MiB
 // Makes it libtorch's CPU allocator, once per process (later calls do nothing).
 SKEIN_EXPORT void use_large_block_allocator();
 
+// While one lives, tensors of `min_bytes` or more are mappings of their own
+// too, those under kLargeBlockBytes unmapped as soon as freed (not kept). For
+// tensors made once and soon replaced, which would leave holes in the heap
+// that training then touches again: the states a sharded optimizer's first
+// step makes of its pieces, laid out whole right after (optimizer_shards.hpp).
+// Nothing without use_large_block_allocator. Not nested; one thread's.
+class SKEIN_EXPORT MappedApart {
+ public:
+  explicit MappedApart(std::size_t min_bytes);
+  ~MappedApart();
+  MappedApart(const MappedApart&) = delete;
+  MappedApart& operator=(const MappedApart&) = delete;
+};
+
 // Its blocks now (both 0 before use_large_block_allocator).
 struct LargeBlocks {
   std::size_t live_bytes = 0;  // in tensors

@@ -36,9 +36,10 @@ SKEIN_EXPORT std::vector<torch::Tensor> owned_parameters(const std::vector<torch
 struct ShardSource {
   int rank = 0;  // this rank: its states are shared with the running optimizer
   int world_size = 1;
-  // Rank r's optimizer as saved; asked once for every other rank, one after
-  // the other, so that one rank's bytes are held at a time.
-  std::function<std::vector<std::uint8_t>(int)> bytes;
+  // Loads rank r's optimizer as saved (joined_shard) into `archive`, its
+  // tensors onto `device`; asked once for every other rank, one after the
+  // other, so that one rank's states are held at a time.
+  std::function<void(int rank, torch::serialize::InputArchive& archive, const torch::Device& device)> load;
 };
 
 // This rank's optimizer: what it steps (its own parameters, the large ones
@@ -66,6 +67,14 @@ SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
 // r saves for consolidated_optimizer's `shards.bytes(r)`.
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFactory& factory,
                                                                    const RunningShard& running);
+
+// Lays each cut parameter's per-element states in `running` out whole: one
+// tensor of the parameter's shape per state field, the pieces' tensors over
+// it, as joined_shard leaves them (those already so are left), one field at
+// a time. Called after every step: the one that made the states copies them
+// once, while training holds little, so that no checkpoint holds them twice.
+// Returns whether it copied anything.
+SKEIN_EXPORT bool lay_piece_states_whole(const OptimizerFactory& factory, const RunningShard& running);
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut

@@ -6,6 +6,7 @@
 #include "skein/history.hpp"
 #include "skein/loss.hpp"
 #include "skein/model.hpp"
+#include "skein/optimizer.hpp"
 #include "skein/parallel.hpp"
 #include "skein/training/batch_records.hpp"
 #include "skein/training/callback_list.hpp"
@@ -25,6 +26,7 @@ struct StepParts {
   const CallbackList& callbacks;
   TrainContext& context;  // what the callbacks' hooks get
   const StepPieces* pieces = nullptr;  // what `optimizer` steps, when it holds pieces of parameters
+  const OptimizerFactory* optimizer_factory = nullptr;  // what made `optimizer` (with pieces)
 };
 
 }  // namespace skein::core
