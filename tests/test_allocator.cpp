@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include <torch/torch.h>
@@ -93,6 +94,21 @@ BOOST_AUTO_TEST_CASE(large_tensors_reuse_their_blocks_once_tuned) {
   const auto d = floats(44);  // 40 + 36 + 44 > 2 x 44: the oldest kept (40) goes back
   BOOST_TEST(skein::core::large_blocks().kept_bytes == 36 * kBytesPerMiB);
   BOOST_TEST(d.sum().item<double>() == 11.0 * kMiB);
+
+  // While a MappedApart lives, smaller tensors from its size are mappings of
+  // their own too, unmapped when freed (never kept); malloc's again after it.
+  {
+    const skein::core::MappedApart apart(kMiB);
+    const auto e = floats(2);
+    BOOST_TEST(skein::core::large_blocks().apart_bytes == 2 * kBytesPerMiB);
+    BOOST_TEST(reinterpret_cast<std::uintptr_t>(e.data_ptr()) % 4096 == 0u);
+    const auto below = torch::ones({1000});
+    BOOST_TEST(skein::core::large_blocks().apart_bytes == 2 * kBytesPerMiB);
+  }
+  BOOST_TEST(skein::core::large_blocks().apart_bytes == 0u);
+  BOOST_TEST(skein::core::large_blocks().kept_bytes == 36 * kBytesPerMiB);
+  const auto f = floats(2);
+  BOOST_TEST(skein::core::large_blocks().apart_bytes == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(skein_train_tunes_by_default_and_says_so) {

@@ -1,6 +1,10 @@
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+
 #include "engine_fixture.hpp"
+#include "skein/kit/optimizers.hpp"
+#include "skein/training/step_pieces.hpp"
 #include "skein/training/train_step.hpp"
 
 using engine_test::logged;
@@ -74,6 +78,39 @@ BOOST_AUTO_TEST_CASE(without_a_known_epoch_length_every_group_is_full) {
   auto b = batch(4, 2);
   step.run(b, 0);
   BOOST_TEST(!b.optimizer_step);  // batch 2 opens the group {2, 3}
+}
+
+// An optimizer over pieces (a sharded run's large parameters): the step that
+// makes their states lays each field out whole, the pieces' states over it.
+BOOST_AUTO_TEST_CASE(the_first_step_lays_the_pieces_states_out_whole) {
+  using Adam = skein::LibtorchOptimizer<torch::optim::Adam, torch::optim::AdamOptions>;
+  Adam factory(torch::optim::AdamOptions(0.01));
+  const skein::core::StepPieces pieces(parts.model->parameters(), 8);  // the 8 x 4 weight in 4 pieces
+  BOOST_REQUIRE(pieces.cuts_any());
+  parts.optimizer = factory.create(pieces.tensors());
+  auto step_parts_with_pieces = step_parts();
+  step_parts_with_pieces.pieces = &pieces;
+  step_parts_with_pieces.optimizer_factory = &factory;
+  skein::core::TrainStep step(step_parts_with_pieces, 1);
+  history.new_epoch();
+  auto b = batch(6);
+  step.run(b, 0);
+  // Adam's moments: one storage per parameter (4: two weights cut, two
+  // biases whole), not one per piece (9).
+  auto moments = [&] {
+    std::set<const void*> storages;
+    for (const auto& entry : parts.optimizer->state())
+      storages.insert(
+          static_cast<const torch::optim::AdamParamState&>(*entry.second).exp_avg().storage().unsafeGetStorageImpl());
+    return storages;
+  };
+  const auto laid = moments();
+  BOOST_TEST(parts.optimizer->state().size() == 9u);
+  BOOST_TEST(laid.size() == 4u);
+  // Later steps go on in place: the same storages.
+  auto c = batch(6, 1);
+  step.run(c, 0);
+  BOOST_TEST(moments() == laid);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

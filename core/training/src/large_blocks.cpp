@@ -53,7 +53,9 @@ class LargeBlockAllocator final : public c10::Allocator {
 
   LargeBlocks blocks() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return {live_bytes_, kept_bytes_};
+    std::size_t apart = 0;
+    for (const auto& block : apart_) apart += block.second;
+    return {live_bytes_, kept_bytes_, apart};
   }
 
   static LargeBlockAllocator* instance;

@@ -44,6 +44,7 @@ class SKEIN_EXPORT MappedApart {
 struct LargeBlocks {
   std::size_t live_bytes = 0;  // in tensors
   std::size_t kept_bytes = 0;  // freed, kept for the next request of their size
+  std::size_t apart_bytes = 0;  // in tensors mapped apart by a MappedApart
 };
 SKEIN_EXPORT LargeBlocks large_blocks();
 
