@@ -5,14 +5,19 @@ Gloo on --world processes of this machine (127.0.0.1), with torch.optim.Adam
 on every rank or with ZeroRedundancyOptimizer (Adam's state sharded):
 
   python3 bench/pytorch_zero.py --hidden [5120,5120,5120] --optimizer adam|zero
-      [--epochs 2] [--limit 2560] [--batch 64] [--world 2]
+      [--epochs 2] [--limit 2560] [--batch 64] [--world 2] [--checkpoint DIR]
+
+--checkpoint DIR: after each epoch rank 0 saves the model's and the
+optimizer's state dicts to DIR/checkpoint.pt (ZeroRedundancyOptimizer's
+consolidated on rank 0 first: consolidate_state_dict(to=0)), as Skein's
+checkpoint callback does.
 
 Prints one JSON line: {"params", "samples_per_s" (all ranks, the last
 epoch's training), "peak_rss_mb" (the largest rank's), "optimizer_state_mb"
 (the largest rank's)}. Run it in a private network namespace
 (bench/zero_memory.py does).
 """
-import argparse, json, resource, time
+import argparse, json, os, resource, time
 
 import torch
 import torch.distributed as dist
@@ -53,6 +58,13 @@ def worker(rank, a, port):
             opt.step()
             seen += len(idx)
         rate = seen * a.world / largest(time.perf_counter() - start)
+        if a.checkpoint:
+            if a.optimizer == "zero":
+                opt.consolidate_state_dict(to=0)
+            if rank == 0:
+                torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict()},
+                           os.path.join(a.checkpoint, "checkpoint.pt"))
+            dist.barrier()
     state_bytes = sum(t.numel() * t.element_size() for s in local.state.values() for t in s.values()
                       if torch.is_tensor(t))
     result = {"params": sum(p.numel() for p in model.parameters()), "samples_per_s": rate,
@@ -71,6 +83,7 @@ def main():
     ap.add_argument("--limit", type=int, default=2560, help="first N training images")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--world", type=int, default=2)
+    ap.add_argument("--checkpoint", help="a directory: save a checkpoint there after each epoch")
     spawn(worker, ap.parse_args())
 
 

@@ -8,14 +8,16 @@ ZeroRedundancyOptimizer (bench/pytorch_zero.py), the PyTorch of the Python
 running this script (/usr/bin/python3 for Debian's build).
 
   /usr/bin/python3 bench/zero_memory.py [--build build] [--rounds 1] [--limit 2560]
-      [--hidden [5120,5120,5120]] [--world 2] [--out FILE]
+      [--hidden [5120,5120,5120]] [--world 2] [--checkpoint] [--out FILE]
 
 Each row: peak RSS of the largest rank (Skein: results.json's peak_rss_mb;
 PyTorch: getrusage's ru_maxrss, the largest rank's) and training samples
 per second of all ranks in the last of 2 epochs (Skein: the timer's
 samples_per_s), the best of the rounds. --limit training images (no
-validation split, no test split), batches of 64 per process. Runs in private
-network namespaces (unshare -rn).
+validation split, no test split), batches of 64 per process. --checkpoint:
+a checkpoint after every epoch (Skein's checkpoint callback; PyTorch's state
+dicts saved by rank 0, ZeroRedundancyOptimizer's consolidated there first).
+Runs in private network namespaces (unshare -rn).
 """
 import argparse, json, os, sys, tempfile, time
 
@@ -33,7 +35,7 @@ def skein_row(a, tmp, parallel):
               "data": {"plugin": "idx", "limit": a.limit, "test_images": "", "test_labels": ""},
               "optimizer": {"plugin": "adam", "lr": 1e-4}, "batch_size": 64, "max_epochs": 2,
               "valid_split": 0, "seed": 0, "history": {"plugin": "filestore"}, "parallel": parallel,
-              "callbacks": [{"plugin": "timer"}]}
+              "callbacks": [{"plugin": "timer"}] + ([{"plugin": "checkpoint"}] if a.checkpoint else [])}
     path = os.path.join(tmp, "config.json")
     with open(path, "w") as f:
         json.dump(config, f)
@@ -47,9 +49,10 @@ def skein_row(a, tmp, parallel):
     return results["peak_rss_mb"], history[-1]["samples_per_s"]
 
 
-def pytorch_row(a, optimizer):
+def pytorch_row(a, tmp, optimizer):
+    checkpoint = ["--checkpoint", tmp] if a.checkpoint else []
     out = sh([PY, os.path.join(ROOT, "bench/pytorch_zero.py"), "--hidden", a.hidden, "--optimizer", optimizer,
-              "--limit", str(a.limit), "--world", str(a.world)], netns=True)
+              "--limit", str(a.limit), "--world", str(a.world)] + checkpoint, netns=True)
     r = json.loads(out.splitlines()[-1])
     return r["peak_rss_mb"], r["samples_per_s"], r
 
@@ -61,6 +64,7 @@ def main():
     ap.add_argument("--limit", type=int, default=2560)
     ap.add_argument("--hidden", default="[5120,5120,5120]")
     ap.add_argument("--world", type=int, default=2)
+    ap.add_argument("--checkpoint", action="store_true", help="a checkpoint after every epoch")
     ap.add_argument("--out")
     a = ap.parse_args()
     best = {}  # row -> (peak RSS MB, samples/s): the lowest and the highest of the rounds
@@ -72,13 +76,13 @@ def main():
                 old = best.get("Skein " + name, (rss, rate))
                 best["Skein " + name] = (min(old[0], rss), max(old[1], rate))
             for name, optimizer in PYTORCH_ROWS:
-                rss, rate, raw = pytorch_row(a, optimizer)
+                rss, rate, raw = pytorch_row(a, tmp, optimizer)
                 params = raw["params"]
                 old = best.get(name, (rss, rate))
                 best[name] = (min(old[0], rss), max(old[1], rate))
     base = best["Skein ddp"][0]
     lines = [f"MLP {a.hidden} ({params / 1e6:.1f} M parameters), Adam, W={a.world}, {a.limit} images, "
-             f"best of {a.rounds} round(s)", "",
+             f"best of {a.rounds} round(s)" + (", a checkpoint every epoch" if a.checkpoint else ""), "",
              "| run | peak RSS per rank MB | vs Skein ddp | samples/s |", "|---|---|---|---|"]
     for name, (rss, rate) in best.items():
         lines.append(f"| {name} | {rss:.0f} | {100 * (rss / base - 1):+.0f} % | {rate:.1f} |")
