@@ -29,13 +29,16 @@ def burst_bytes(bits_per_second):
     return max(512 * 1024, int(bits_per_second / 8 * 0.004))
 
 
-def sh(cmd, env=None, netns=False, link=None):
-    """`link`: a rate for shaped() (needs netns)."""
+def sh(cmd, env=None, netns=False, link=None, timeout=1200):
+    """`link`: a rate for shaped() (needs netns); `timeout`: seconds."""
     if netns:  # ports opened by the command are reachable from nowhere else
         setup = "ip link set lo up" + (" && " + shaped(link) if link else "")
         cmd = ["unshare", "-rn", "sh", "-c", setup + " && exec \"$0\" \"$@\""] + cmd
     full_env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
-    r = subprocess.run(cmd, env=full_env, capture_output=True, text=True)
+    try:  # a benchmark that hangs (a rank lost) ends with a line, not never
+        r = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"benchmark command timed out after {timeout} s: {' '.join(cmd)}")
     if r.returncode != 0:
         sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
     return r.stdout

@@ -390,6 +390,10 @@ BOOST_AUTO_TEST_CASE(a_zero_run_resumes_under_ddp_as_under_zero) {
   std::string dir;
   auto r = train(cfg, "--nproc-per-node 2 --timeout 60 --plugin checkpoint", dir);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // Each rank's optimizer state in results.json: under zero a part each,
+  // under ddp (resumed below) the whole on every rank.
+  const auto zero_state = load_json(dir + "/results.json")["optimizer_state_mb_per_rank"];
+  BOOST_REQUIRE(zero_state.size() == 2u);
   const std::string copy = dir + "-copy";
   BOOST_REQUIRE(test::run("cp -r " + dir + " " + copy).exit_code == 0);
   auto resume = [&](const std::string& run_dir, const std::string& more) {
@@ -399,6 +403,13 @@ BOOST_AUTO_TEST_CASE(a_zero_run_resumes_under_ddp_as_under_zero) {
   };
   r = resume(dir, " --plugin ddp");
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto ddp_state = load_json(dir + "/results.json")["optimizer_state_mb_per_rank"];
+  BOOST_REQUIRE(ddp_state.size() == 2u);
+  BOOST_TEST(ddp_state[0].get<double>() == ddp_state[1].get<double>());
+  BOOST_TEST(zero_state[0].get<double>() > 0);
+  BOOST_TEST(zero_state[1].get<double>() > 0);
+  BOOST_TEST(zero_state[0].get<double>() + zero_state[1].get<double>() == ddp_state[0].get<double>(),
+             boost::test_tools::tolerance(1e-9));
   r = resume(copy, "");
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto under_ddp = test::comparable_history(load_json(dir + "/history.json"));

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
+#include <unordered_set>
 
 #include <torch/serialize.h>
 
@@ -224,6 +225,19 @@ bool lay_piece_states_whole(const OptimizerFactory& factory, const RunningShard&
     if (!states.empty()) whole_state(elementwise_of(factory), states, running.pieces, run, copied);
   }
   return copied;
+}
+
+std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& factory,
+                                                   torch::optim::Optimizer& optimizer) {
+  const auto* elementwise = dynamic_cast<const ElementwiseOptimizer*>(&factory);
+  if (!elementwise) return std::nullopt;
+  std::unordered_set<const void*> counted;
+  std::size_t bytes = 0;
+  for (auto& entry : optimizer.state())
+    for (const auto* field : elementwise->state_tensors(*entry.second))
+      if (field->defined() && counted.insert(field->storage().unsafeGetStorageImpl()).second)
+        bytes += field->storage().nbytes();
+  return bytes;
 }
 
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,

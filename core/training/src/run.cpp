@@ -28,6 +28,7 @@
 #include "skein/training/run_dir.hpp"
 #include "skein/training/run_setup.hpp"
 #include "skein/training/run_env.hpp"
+#include "skein/training/optimizer_shards.hpp"
 #include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
@@ -244,6 +245,14 @@ void record_costs(Trainer& trainer, nlohmann::json& results) {
   per_rank[static_cast<std::size_t>(run.rank)] = peak;
   trainer.parallel().all_reduce_sum(per_rank);
   results["peak_rss_mb_per_rank"] = per_rank;
+  // Each rank's optimizer state, where the optimizer names its tensors (the
+  // same factory on every rank, so all take part or none): zero's about 1/W of ddp's.
+  if (const auto bytes = elementwise_state_bytes(trainer.optimizer_factory(), trainer.optimizer())) {
+    std::vector<double> state(static_cast<std::size_t>(run.world_size), 0.0);
+    state[static_cast<std::size_t>(run.rank)] = static_cast<double>(*bytes) / (1 << 20);
+    trainer.parallel().all_reduce_sum(state);
+    results["optimizer_state_mb_per_rank"] = state;
+  }
   results["malloc_tuned"] = tune_allocator_for_training().tuned;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,13 @@ SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFact
 // once, while training holds little, so that no checkpoint holds them twice.
 // Returns whether it copied anything.
 SKEIN_EXPORT bool lay_piece_states_whole(const OptimizerFactory& factory, const RunningShard& running);
+
+// The bytes of `optimizer`'s per-element state tensors (each storage once:
+// pieces lie over their parameter's), when `factory` names them (a
+// skein::ElementwiseOptimizer); nullopt otherwise. What a rank's optimizer
+// holds: under zero about 1/W of ddp's.
+SKEIN_EXPORT std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& factory,
+                                                                torch::optim::Optimizer& optimizer);
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut

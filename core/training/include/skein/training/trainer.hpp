@@ -91,6 +91,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // "standardize": the scaling applied before every forward (inactive without it).
   const InputScaling& input_scaling() const { return parts_.splits.scaling; }
   const Loss& loss() const { return *parts_.loss; }
+  const OptimizerFactory& optimizer_factory() const { return *parts_.optimizer_factory; }
 
   // TrainContext
   const RunInfo& run() const override { return run_; }
