@@ -28,6 +28,7 @@ Model::~Model() = default;
 Parallel::~Parallel() = default;
 ParallelState::~ParallelState() = default;
 ShardedOptimizer::~ShardedOptimizer() = default;
+ShardedInSpans::~ShardedInSpans() = default;
 Loss::~Loss() = default;
 // Beside the destructor: Loss's vtable is emitted here and names them.
 void Loss::check_targets(const torch::Tensor&, const DataInfo&, const std::string&) const {}

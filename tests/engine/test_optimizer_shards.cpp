@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   });
   const skein::core::StepPieces whole_pieces(skein::core::owned_parameters(sharded, kOwners, 0), 0);
   const auto consolidated =
-      skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source);
+      skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, skein::core::whole_spans(sharded, kOwners), source);
   BOOST_TEST(asked == 1);
   // Rank 0's states are its running optimizer's tensors, not copies.
   std::set<const void*> shared;
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(consolidated_shards_continue_as_the_whole_optimizer) {
   auto empty = factory.create(skein::core::owned_parameters(sharded, kOwners, 1));
   source.load = loading([&](int) { return bytes_of(*empty); });
   const std::string lacking =
-      bytes_of(*skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, kOwners, source));
+      bytes_of(*skein::core::consolidated_optimizer(factory, {*rank0, whole_pieces}, sharded, skein::core::whole_spans(sharded, kOwners), source));
   auto partial = factory.create(partial_params);
   load(*partial, lacking);
   step(*partial, partial_params, 1, 2);
@@ -230,13 +230,13 @@ BOOST_AUTO_TEST_CASE(pieces_states_are_joined_into_their_parameters) {
     const auto k = static_cast<std::size_t>(r);  // rank r's shard as it sends it
     return bytes_of(*skein::core::joined_shard(factory, {*ranks[k], pieces[k]}));
   });
-  const auto consolidated = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
+  const auto consolidated = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, skein::core::whole_spans(sharded, kOwners), source);
   const torch::Tensor& joined = exp_avg_of(*consolidated, sharded[0].numel());
   BOOST_TEST(joined.sizes() == sharded[0].sizes());
   // The running pieces' moments now lie over the joined one: the next join copies nothing.
   for (const auto& piece : pieces[0].pieces())
     if (!piece.whole) BOOST_TEST(skein::core::lies_over(exp_avg_of(*ranks[0], piece.length), joined, piece.offset));
-  const auto again = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kOwners, source);
+  const auto again = skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, skein::core::whole_spans(sharded, kOwners), source);
   BOOST_TEST(exp_avg_of(*again, sharded[0].numel()).data_ptr() == joined.data_ptr());
 
   auto resumed_params = parameters_like(sharded);
@@ -290,6 +290,92 @@ BOOST_AUTO_TEST_CASE(a_whole_optimizer_splits_into_a_ranks_pieces) {
   step_in_pieces(*shard, pieces, params, 1, 2);
   BOOST_TEST(torch::equal(params[0], unsharded[0]));
   BOOST_TEST(torch::equal(params[2], unsharded[2]));
+}
+
+// The matrix cut between the ranks (elements 0-3 to rank 0, 4-5 to rank 1),
+// the vectors whole to ranks 1 and 0.
+const std::vector<skein::ParameterSpan> kCut{{0, 0, 4, 0}, {0, 4, 2, 1}, {1, 0, 4, 1}, {2, 0, 3, 0}};
+
+// Each rank steps its span of the matrix (in pieces of 2); consolidated, the
+// matrix's state is whole and continues as the unsharded optimizer's; split
+// again, each rank's spans continue likewise.
+BOOST_AUTO_TEST_CASE(a_parameter_cut_between_ranks_is_consolidated_whole) {
+  AdamFactory factory(torch::optim::AdamOptions(0.1));
+  auto [unsharded, whole, bytes] = whole_after_two_steps(factory);
+  const auto sharded = parameters();
+  std::vector<skein::core::StepPieces> pieces;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    pieces.emplace_back(sharded, skein::core::owned_spans(kCut, r), 2);
+    ranks.push_back(factory.create(pieces.back().tensors()));
+    step_in_pieces(*ranks.back(), pieces.back(), sharded, 2);
+  }
+  BOOST_TEST(pieces[0].units().size() == 2u);   // its span of the matrix, the last vector
+  BOOST_TEST(pieces[0].pieces().size() == 4u);  // the span in two pieces, the vector in two
+  BOOST_TEST(same(sharded, unsharded));
+  skein::core::ShardSource source;
+  source.world_size = 2;
+  source.load = loading([&](int r) {
+    const auto k = static_cast<std::size_t>(r);
+    return bytes_of(*skein::core::joined_shard(factory, {*ranks[k], pieces[k]}));
+  });
+  const std::string consolidated =
+      bytes_of(*skein::core::consolidated_optimizer(factory, {*ranks[0], pieces[0]}, sharded, kCut, source));
+
+  auto resumed_params = parameters_like(sharded);
+  auto resumed = factory.create(resumed_params);
+  load(*resumed, consolidated);
+  auto split_params = parameters_like(sharded);
+  step(*whole, unsharded, 1, 2);
+  step(*resumed, resumed_params, 1, 2);
+  BOOST_TEST(same(resumed_params, unsharded));
+
+  for (int r = 0; r < 2; ++r) {
+    const skein::core::StepPieces mine(split_params, skein::core::owned_spans(kCut, r), 2);
+    auto shard = factory.create(mine.tensors());
+    std::istringstream in(consolidated);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in);
+    skein::core::load_optimizer_shard(factory, {*shard, mine}, split_params, archive);
+    step_in_pieces(*shard, mine, split_params, 1, 2);
+  }
+  BOOST_TEST(same(split_params, unsharded));
+}
+
+// A parallel wrapper answering the spans it holds.
+struct SpansOf : skein::Parallel, skein::ShardedOptimizer, skein::ShardedInSpans {
+  explicit SpansOf(std::vector<skein::ParameterSpan> s) : spans(std::move(s)) {}
+  void prepare(torch::nn::Module&) override {}
+  void finish_gradients() override {}
+  void all_reduce_sum(std::vector<double>&) override {}
+  void all_reduce_max(std::vector<double>&) override {}
+  void barrier() override {}
+  std::vector<int> parameter_owners(const std::vector<torch::Tensor>&) override { return {}; }
+  void after_step() override {}
+  std::vector<skein::ParameterSpan> parameter_spans(const std::vector<torch::Tensor>&, bool) override { return spans; }
+  std::vector<skein::ParameterSpan> spans;
+};
+
+// What shard_spans says of `spans` ("" when it takes them).
+std::string problem_of(const std::vector<skein::ParameterSpan>& spans, bool cut = true) {
+  SpansOf parallel(spans);
+  try {
+    skein::core::shard_spans(parallel, parameters(), 2, cut);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+BOOST_AUTO_TEST_CASE(spans_must_cover_each_parameter_once_in_order) {
+  BOOST_TEST(problem_of(kCut) == "");
+  BOOST_TEST(problem_of(kCut, false).find("cut parameter 0 into spans, but the optimizer is not elementwise") !=
+             std::string::npos);
+  const std::string gap = problem_of({{0, 0, 4, 0}, {0, 5, 1, 1}, {1, 0, 4, 1}, {2, 0, 3, 0}});
+  BOOST_TEST(gap.find("span 1 (parameter 0, elements 5 to 6) does not continue") != std::string::npos, gap);
+  BOOST_TEST(problem_of({{0, 0, 6, 2}, {1, 0, 4, 1}, {2, 0, 3, 0}}).find("named rank 2") != std::string::npos);
+  BOOST_TEST(problem_of({{0, 0, 6, 0}, {1, 0, 4, 1}}).find("end at parameter 2 of 3") != std::string::npos);
+  BOOST_TEST(problem_of({{0, 0, 6, 0}, {1, 0, 4, 1}, {2, 0, 3, 0}, {2, 0, 3, 1}}).find("span 3") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,7 +63,7 @@ void restore_optimizer(RunParts& parts, const std::string& file, const std::vect
   torch::serialize::InputArchive archive;
   archive.load_from(file, device);
   torch::optim::Optimizer& optimizer = *parts.optimizer;
-  if (parts.parameter_owners.empty())
+  if (parts.shard_spans.empty())
     optimizer.load(archive);
   else
     load_optimizer_shard(*parts.optimizer_factory, {optimizer, parts.step_pieces}, parts.model->parameters(), archive);

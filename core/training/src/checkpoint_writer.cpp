@@ -177,7 +177,7 @@ std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& nam
 // reads (write_optimizer): neither rank holds its bytes whole. Blocks until
 // rank 0 has taken all but the last two chunks.
 void CheckpointWriter::send_optimizer_shard(const std::string& name, long epoch) const {
-  if (parts_.parameter_owners.empty() || run_.is_main()) return;
+  if (parts_.shard_spans.empty() || run_.is_main()) return;
   torch::serialize::OutputArchive archive;
   joined_shard(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces})->save(archive);
   StoreStreamWriter out(*store_->store, part_key(name, epoch, "optimizer", run_.rank));
@@ -196,7 +196,7 @@ void CheckpointWriter::send_optimizer_shard(const std::string& name, long epoch)
 void CheckpointWriter::write_optimizer(const std::string& name, long epoch, const std::string& tmp,
                                        std::ostream& out) const {
   std::unique_ptr<torch::optim::Optimizer> whole;
-  if (!parts_.parameter_owners.empty()) {
+  if (!parts_.shard_spans.empty()) {
     ShardSource shards;
     shards.rank = run_.rank;
     shards.world_size = run_.world_size;
@@ -213,7 +213,7 @@ void CheckpointWriter::write_optimizer(const std::string& name, long epoch, cons
       fs::remove(file);
     };
     whole = consolidated_optimizer(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces},
-                                   parts_.model->parameters(), parts_.parameter_owners, shards);
+                                   parts_.model->parameters(), parts_.shard_spans, shards);
   }
   torch::serialize::OutputArchive archive;
   (whole ? *whole : *parts_.optimizer).save(archive);

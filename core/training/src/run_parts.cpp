@@ -59,16 +59,19 @@ RunParts::RunParts(const AssemblyInput& in) {
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);
   // A wrapper that shards the optimizer's state: this rank's optimizer steps its own parameters.
   const auto params = model->parameters();
-  parameter_owners =
-      located(config.parallel, [&] { return core::parameter_owners(*parallel, params, in.run.world_size); });
-  if (!parameter_owners.empty() && config.precision == Precision::fp16_mixed)
+  const bool elementwise = dynamic_cast<ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
+  shard_spans = located(config.parallel,
+                        [&] { return core::shard_spans(*parallel, params, in.run.world_size, elementwise); });
+  if (!shard_spans.empty() && config.precision == Precision::fp16_mixed)
     throw ConfigPathError("precision", "precision: \"16-mixed\" does not go with parallel '" +
                                            config.parallel.record->name +
                                            "', which shards the optimizer (each rank would check and skip its own "
                                            "parameters' steps); use \"bf16-mixed\" or the parallel 'ddp'");
   // An elementwise optimizer steps a sharded run's large parameters in pieces (step_pieces.hpp).
-  const bool in_pieces = !parameter_owners.empty() && dynamic_cast<ElementwiseOptimizer*>(optimizer_factory.get());
-  step_pieces = StepPieces(owned_parameters(params, parameter_owners, in.run.rank), in_pieces ? kStepPieceElements : 0);
+  const bool in_pieces = !shard_spans.empty() && elementwise;
+  step_pieces = shard_spans.empty() ? StepPieces(params, 0)
+                                    : StepPieces(params, owned_spans(shard_spans, in.run.rank),
+                                                 in_pieces ? kStepPieceElements : 0);
   optimizer = located(config.optimizer, [&] { return optimizer_factory->create(step_pieces.tensors()); });
 
   history = make_plugin<HistoryBackend>(in, config.history, options);

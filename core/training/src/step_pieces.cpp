@@ -23,20 +23,42 @@ bool lies_over(const torch::Tensor& piece, const torch::Tensor& t, std::int64_t 
 
 StepPieces::StepPieces(std::vector<torch::Tensor> params, std::int64_t max_elements)
     : params_(std::move(params)), max_elements_(max_elements) {
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    const auto& p = params_[i];
-    const std::int64_t n = p.numel();
-    // Cut only what can be: a parameter laid out as one flat run of elements.
-    if (max_elements <= 0 || n <= max_elements || !p.is_contiguous()) {
-      pieces_.push_back({i, 0, n, p, true});
-      continue;
-    }
-    for (std::int64_t offset = 0; offset < n; offset += max_elements) {
-      const std::int64_t length = std::min(max_elements, n - offset);
-      pieces_.push_back({i, offset, length, flat_over(p, offset, length), false});
-    }
-    cuts_any_ = true;
+  for (std::size_t i = 0; i < params_.size(); ++i) add_unit(i, 0, params_[i].numel());
+}
+
+StepPieces::StepPieces(const std::vector<torch::Tensor>& all, const std::vector<ParameterSpan>& spans,
+                       std::int64_t max_elements)
+    : max_elements_(max_elements) {
+  for (const auto& span : spans) {
+    if (params_.empty() || !params_.back().is_same(all.at(span.param))) params_.push_back(all[span.param]);
+    add_unit(params_.size() - 1, span.offset, span.length);
   }
+}
+
+// Elements [offset, offset + length) of params_[i] as a unit, in pieces.
+void StepPieces::add_unit(std::size_t i, std::int64_t offset, std::int64_t length) {
+  const auto& p = params_[i];
+  const bool whole = offset == 0 && length == p.numel();
+  const std::size_t unit = units_.size();
+  units_.push_back({i, offset, length, whole ? p : flat_over(p, offset, length), whole});
+  // Cut only what can be: a parameter laid out as one flat run of elements.
+  if (whole && (max_elements_ <= 0 || length <= max_elements_ || !p.is_contiguous())) {
+    pieces_.push_back({i, 0, length, p, true, unit});
+    return;
+  }
+  const std::int64_t most = max_elements_ > 0 ? max_elements_ : length;
+  for (std::int64_t at = 0; at < length; at += most) {
+    const std::int64_t n = std::min(most, length - at);
+    pieces_.push_back({i, offset + at, n, flat_over(p, offset + at, n), false, unit});
+  }
+  cuts_any_ = true;
+}
+
+std::vector<torch::Tensor> StepPieces::unit_tensors() const {
+  std::vector<torch::Tensor> out;
+  out.reserve(units_.size());
+  for (const auto& unit : units_) out.push_back(unit.tensor);
+  return out;
 }
 
 std::vector<torch::Tensor> StepPieces::tensors() const {
@@ -51,16 +73,19 @@ void StepPieces::after_zero_grad() const {
   torch::NoGradGuard no_grad;
   for (std::size_t k = 0; k < pieces_.size(); ++k) {
     const auto& piece = pieces_[k];
-    if (piece.whole || piece.offset != 0) continue;  // once per cut parameter, at its first piece
+    if (piece.whole || (k > 0 && pieces_[k - 1].param == piece.param)) continue;  // once per cut parameter
     auto& p = params_[piece.param];
     if (!piece.tensor.grad().defined()) {  // set to none, as libtorch 2.x does
       p.mutable_grad() = torch::Tensor();
       continue;
     }
     // Zeroed in place (libtorch 1.13): through the pieces, when they still
-    // lie over the parameter's gradient.
+    // lie over the parameter's gradient and this rank owns all of it.
     const auto& grad = p.grad();
-    if (grad.defined() && !(grad.is_contiguous() && lies_over(piece.tensor.grad(), grad, 0))) grad.zero_();
+    if (!grad.defined()) continue;
+    const bool through_pieces = units_[piece.unit].whole && grad.is_contiguous() &&
+                                lies_over(piece.tensor.grad(), grad, piece.offset);
+    if (!through_pieces) grad.zero_();
   }
   for (const auto& piece : pieces_)
     if (!piece.whole) piece.tensor.mutable_grad() = torch::Tensor();

@@ -83,7 +83,7 @@ GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroup> group,
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_) {
     const auto& last = params_[b.params.back()];
-    b.foreign = !owners_.empty() && owners_[b.params.front()] != rank;
+    b.foreign = !owners_.empty() && owners_[b.params.front()] != rank && owners_[b.params.front()] != kEveryRank;
     b.borrowed = !owners_.empty() && !b.foreign && b.params.size() == 1 && !b.deferred;
     if (b.foreign || b.borrowed) continue;  // in transit only (put_in_transit), or .grad itself (borrow)
     b.flat = torch::empty({numel_of(b)}, last.options().requires_grad(false));
@@ -253,7 +253,7 @@ void GradientReducer::launch_ready_buckets() {
     b.flat.div_(world_);
     if (b.wire.defined()) b.wire.copy_(b.flat);
     std::vector<torch::Tensor> tensors{b.wire.defined() ? b.wire : b.flat};
-    if (owners_.empty()) {
+    if (owners_.empty() || owners_[b.params.front()] == kEveryRank) {
       b.work = group_->allreduce(tensors);
     } else {
       c10d::ReduceOptions to_owner;

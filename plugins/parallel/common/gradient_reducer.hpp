@@ -79,6 +79,9 @@ void wait_for(c10d::Work& work, const std::string& who, const char* what);
 // Runs a blocking collective `run`, its failure made one such line.
 void collective(const std::string& who, const char* what, const std::function<void()>& run);
 
+// An owner (ReducerOptions::owners) that is every rank.
+constexpr int kEveryRank = -1;
+
 struct ReducerOptions {
   std::size_t cap_bytes = 25u << 20;
   std::size_t first_cap_bytes = 1u << 20;
@@ -91,8 +94,9 @@ struct ReducerOptions {
   // Set (one rank per parameter, in the constructor's order): each gradient
   // goes to its owner alone (ZeRO stage 2). Buckets then hold one owner's
   // parameters and are reduced to that rank; finish() leaves the averages on
-  // this rank's parameters and drops the others' gradients. Not with fp16 or
-  // powersgd.
+  // this rank's parameters and drops the others' gradients. kEveryRank: a
+  // parameter owned in parts, all-reduced (its buckets hold such ones only).
+  // Not with fp16 or powersgd.
   std::vector<int> owners;
   // The plugin's name, first word of a failed collective's message.
   std::string who = "ddp";

@@ -6,6 +6,7 @@
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
 
+#include "partition.hpp"
 #include "skein/testing.hpp"
 
 // zero on two ranks of the real engine (threads of this test over loopback),
@@ -102,13 +103,42 @@ std::unique_ptr<torch::optim::Adam> adam_of(const std::string& dir, const std::v
 
 BOOST_AUTO_TEST_SUITE(parallel_zero)
 
-// The mlp 4-8-3: weight1 32, bias1 8, weight2 24, bias2 3 elements. Largest
-// first to the emptiest rank: weight1 -> 0, weight2 -> 1, bias1 -> 1 (24 <
-// 32), bias2 -> 0 (32 = 32: the lower rank).
-BOOST_AUTO_TEST_CASE(parameters_are_partitioned_greedily_by_size) {
+// The mlp 4-8-3: weight1 32, bias1 8, weight2 24, bias2 3 elements, 67 in
+// all. Laid end to end and halved at element 33, inside bias1 (32-40): one
+// element from its start, within a tenth of a rank's share, so the boundary
+// moves there and no parameter is cut: weight1 -> 0, the rest -> 1.
+BOOST_AUTO_TEST_CASE(parameters_are_partitioned_flat_in_order) {
   EngineRun run(run_of({{"plugin", "zero"}}, kSgd));
-  BOOST_TEST(owners(run, 0) == (std::vector<int>{0, 1, 1, 0}));
-  BOOST_TEST(owners(run, 1) == (std::vector<int>{0, 1, 1, 0}));
+  BOOST_TEST(owners(run, 0) == (std::vector<int>{0, 1, 1, 1}));
+  BOOST_TEST(owners(run, 1) == (std::vector<int>{0, 1, 1, 1}));
+}
+
+// [owner, length] of each span, in order.
+std::vector<std::pair<int, std::int64_t>> owned(const std::vector<skein::ParameterSpan>& spans) {
+  std::vector<std::pair<int, std::int64_t>> out;
+  for (const auto& s : spans) out.emplace_back(s.owner, s.length);
+  return out;
+}
+using Owned = std::vector<std::pair<int, std::int64_t>>;
+
+// The flat partition: W equal runs, a boundary moved to a parameter's nearer
+// end within a tenth of a share, and always out of one that cannot be cut.
+BOOST_AUTO_TEST_CASE(the_flat_partition_cuts_equal_runs) {
+  using skein_zero::flat_spans;
+  const std::vector<bool> all(3, true);
+  // 100 elements in 10 + 80 + 10, W=2: the boundary at 50, 40 from the ends: cut.
+  BOOST_TEST(owned(flat_spans({10, 80, 10}, all, 2)) == (Owned{{0, 10}, {0, 40}, {1, 40}, {1, 10}}));
+  // W=4: boundaries at 25, 50, 75 all inside the large one.
+  BOOST_TEST(owned(flat_spans({10, 80, 10}, all, 4)) ==
+             (Owned{{0, 10}, {0, 15}, {1, 25}, {2, 25}, {3, 15}, {3, 10}}));
+  // 48 + 4 + 48, W=2: the boundary at 50 is 2 from the small one's start (a
+  // tenth of the share: 5): it moves there.
+  BOOST_TEST(owned(flat_spans({48, 4, 48}, all, 2)) == (Owned{{0, 48}, {1, 4}, {1, 48}}));
+  // A parameter that cannot be cut goes whole to the nearer side (a tie: the later rank).
+  BOOST_TEST(owned(flat_spans({10, 80, 10}, {true, false, true}, 2)) == (Owned{{0, 10}, {1, 80}, {1, 10}}));
+  BOOST_TEST(owned(flat_spans({10, 80, 20}, {true, false, true}, 2)) == (Owned{{0, 10}, {0, 80}, {1, 20}}));
+  // More ranks than elements: some own nothing; an empty parameter is one span.
+  BOOST_TEST(owned(flat_spans({1, 0, 1}, all, 4)) == (Owned{{1, 1}, {3, 0}, {3, 1}}));
 }
 
 BOOST_AUTO_TEST_CASE(parameters_after_training_equal_ddps) {
@@ -269,12 +299,22 @@ BOOST_AUTO_TEST_CASE(a_ddp_checkpoint_resumes_under_zero) {
   }
 }
 
-// The mlp 4-1100-1100-3: its 1100 x 1100 matrix (1.21 M elements) is more
-// than a step piece (1 Mi elements), so its owner's Adam steps it in two pieces.
+// The mlp 4-1500-1500-3: 2.26 M elements, 2.25 M of them its 1500 x 1500
+// matrix (weight2), which the flat partition cuts between the two ranks,
+// each owning half of all elements. Each rank's part of the matrix (1.12 M
+// elements) is more than a step piece (1 Mi), so Adam steps it in two.
 EngineRunOptions large_run(const nlohmann::json& parallel, long epochs) {
   EngineRunOptions o = run_of(parallel, kAdam, epochs);
-  o.config["model"] = {{"plugin", "mlp"}, {"hidden", {1100, 1100}}};
+  o.config["model"] = {{"plugin", "mlp"}, {"hidden", {1500, 1500}}};
   return o;
+}
+
+// The elements of rank `rank`'s Adam state (its exp_avg tensors').
+std::int64_t state_elements(EngineRun& run, int rank) {
+  std::int64_t n = 0;
+  for (const auto& entry : run.rank(rank).context().optimizer().state())
+    n += static_cast<const torch::optim::AdamParamState&>(*entry.second).exp_avg().numel();
+  return n;
 }
 
 std::size_t stepped_tensors(EngineRun& run, int rank) {
@@ -283,20 +323,25 @@ std::size_t stepped_tensors(EngineRun& run, int rank) {
   return n;
 }
 
-BOOST_AUTO_TEST_CASE(a_large_parameter_is_stepped_in_pieces_as_ddp_steps_it_whole) {
+BOOST_AUTO_TEST_CASE(a_large_parameter_cut_between_ranks_is_stepped_as_ddp_steps_it_whole) {
   EngineRun ddp(large_run({{"plugin", "ddp"}}, 2));
   same_start(ddp);
   ddp.fit();
   const auto expected = weights(ddp, 0);
+  std::int64_t total = 0;
+  for (const auto& p : expected) total += p.numel();
   skein::testing::TempDir dir;
   for (int stage : {1, 2}) {
     EngineRun zero(large_run({{"plugin", "zero"}, {"stage", stage}}, 2));
     same_start(zero);
     zero.fit();
-    const auto who = owners(zero, 0);
-    const int matrix_owner = who[2];  // weight1, bias1, weight2: the matrix
-    const auto owned = static_cast<std::size_t>(std::count(who.begin(), who.end(), matrix_owner));
-    BOOST_TEST(stepped_tensors(zero, matrix_owner) == owned + 1, "stage " << stage);  // the matrix as two
+    for (int r = 0; r < 2; ++r)  // each rank's optimizer state: half of the model's
+      BOOST_TEST(std::abs(2 * state_elements(zero, r) - total) <= 1, "stage " << stage << " rank " << r);
+    // Rank 0: weight1, bias1 and its part of the matrix in two pieces; rank 1:
+    // its part in two pieces, bias2, weight3 and bias3.
+    BOOST_TEST(stepped_tensors(zero, 0) == 4u, "stage " << stage);
+    BOOST_TEST(stepped_tensors(zero, 1) == 5u, "stage " << stage);
+    BOOST_TEST(differs(weights(zero, 0), weights(zero, 1), true) == "", "stage " << stage);
     BOOST_TEST(differs(weights(zero, 0), expected) == "", "stage " << stage << ": " << differs(weights(zero, 0), expected));
   }
   // One epoch, a checkpoint: its optimizer.pt holds the matrix's whole state,

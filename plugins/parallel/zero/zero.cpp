@@ -1,13 +1,16 @@
 // Parallel wrapper "zero": data parallel with the optimizer's state sharded
-// across ranks (ZeRO; PyTorch's ZeroRedundancyOptimizer). Every rank holds
-// the whole model; each parameter has one owner (partition.hpp), and each
-// rank's optimizer steps and keeps state for its own parameters only (the
-// engine makes it so: skein::ShardedOptimizer). After a step every owner
-// broadcasts its updated parameters.
+// across ranks (ZeRO). Every rank holds the whole model; the parameters laid
+// end to end are cut in W runs, one per rank (partition.hpp: with an
+// elementwise optimizer, DeepSpeed's flat partition, a large parameter in
+// parts; else each parameter whole, as PyTorch's ZeroRedundancyOptimizer),
+// and each rank's optimizer steps and keeps state for its own run only (the
+// engine makes it so: skein::ShardedInSpans). After a step every owner
+// broadcasts its updated spans.
 //   stage 1: gradients are averaged on every rank, as ddp does;
 //   stage 2: each bucket of gradients is reduced to its owner alone, and
 //            the other ranks drop theirs; the owner's gradient of a
-//            parameter alone in its bucket is dropped after the step.
+//            parameter alone in its bucket is dropped after the step. A
+//            parameter in parts is all-reduced, for each of its owners.
 // The user's module is never wrapped. Checkpoints hold the whole optimizer,
 // consolidated by the engine: a zero checkpoint resumes under ddp and back.
 #include <torch/types.h>
@@ -32,7 +35,9 @@ namespace {
 
 SKEIN_OPTIONS_STRUCT(ZeroOptions, ZERO_OPTIONS)
 
-class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOptimizer {
+class Zero final : public skein_parallel::GroupParallel,
+                   public skein::ShardedOptimizer,
+                   public skein::ShardedInSpans {
  public:
   explicit Zero(const skein::PluginArgs& args)
       : GroupParallel("zero"), o_(args.options), rank_(args.run.rank), world_(args.run.world_size) {
@@ -41,59 +46,102 @@ class Zero final : public skein_parallel::GroupParallel, public skein::ShardedOp
 
   void prepare(torch::nn::Module& model) override {
     params_ = model.parameters();
+    if (group_) skein_parallel::broadcast_from_rank0(group_, model);
+    if (o_.stage == 1) make_reducer();  // stage 2's buckets follow the owners: made by parameter_spans
+  }
+
+  std::vector<skein::ParameterSpan> parameter_spans(const std::vector<torch::Tensor>& params, bool cut) override {
+    check_same(params);
     std::vector<std::int64_t> sizes;
-    for (const auto& p : params_) sizes.push_back(p.numel());
-    owners_ = skein_zero::greedy_owners(sizes, world_);
-    owned_by_.assign(static_cast<std::size_t>(world_), {});
+    std::vector<bool> cuttable;
+    for (const auto& p : params_) {
+      sizes.push_back(p.numel());
+      cuttable.push_back(cut && p.is_contiguous());
+    }
+    spans_ = cut ? skein_zero::flat_spans(sizes, cuttable, world_)
+                 : skein_zero::whole(sizes, skein_zero::greedy_owners(sizes, world_));
+    // Each parameter's owner, or kEveryRank where it is in parts; and whether this rank owns any of it.
+    owner_.assign(params_.size(), -1);
+    mine_.assign(params_.size(), false);
+    for (const auto& span : spans_) {
+      auto& owner = owner_[span.param];
+      owner = span.offset == 0 && span.length == sizes[span.param] ? span.owner : skein_parallel::kEveryRank;
+      if (span.owner == rank_) mine_[span.param] = true;
+    }
+    if (o_.stage == 2) make_reducer();
+    return spans_;
+  }
+
+  // The owner of each parameter's first element (parameter_spans' partition,
+  // or the whole-parameter one when it was not asked).
+  std::vector<int> parameter_owners(const std::vector<torch::Tensor>& params) override {
+    if (spans_.empty()) parameter_spans(params, false);
+    check_same(params);
+    std::vector<int> owners(params_.size(), 0);
+    for (auto it = spans_.rbegin(); it != spans_.rend(); ++it) owners[it->param] = it->owner;
+    return owners;
+  }
+
+  // Each owner's spans to every rank, one owner after the other; then the
+  // gradients of parameters this rank owns none of are dropped.
+  void after_step() override {
+    torch::NoGradGuard no_grad;
+    if (group_)
+      skein_parallel::collective(who_, "parameter broadcast", [&] {
+        for (int r = 0; r < world_; ++r) {
+          const auto owned = owned_by(r);
+          if (!owned.empty()) skein_parallel::broadcast_in_place(group_, owned, r);
+        }
+      });
     for (std::size_t i = 0; i < params_.size(); ++i)
-      owned_by_[static_cast<std::size_t>(owners_[i])].push_back(params_[i]);
+      if (!mine_[i] && params_[i].grad().defined()) params_[i].mutable_grad() = torch::Tensor();
+    // Stage 2: a large parameter's gradient is autograd's own tensor, made again by the next backward.
+    if (reducer_ && o_.stage == 2) reducer_->drop_borrowed_gradients();
+  }
+
+ private:
+  void check_same(const std::vector<torch::Tensor>& params) const {
+    bool same = params.size() == params_.size();
+    for (std::size_t i = 0; same && i < params.size(); ++i) same = params[i].is_same(params_[i]);
+    if (!same) throw std::logic_error("zero: asked about other parameters than prepare() saw");
+  }
+
+  // Rank r's spans as tensors over the parameters' storage: made at every
+  // step, as a checkpoint's restore may give a parameter other storage.
+  std::vector<torch::Tensor> owned_by(int r) const {
+    std::vector<torch::Tensor> out;
+    for (const auto& span : spans_) {
+      if (span.owner != r || span.length == 0) continue;
+      const auto& p = params_[span.param];
+      out.push_back(span.length == p.numel() ? p : p.view({-1}).narrow(0, span.offset, span.length));
+    }
+    return out;
+  }
+
+  void make_reducer() {
     if (!group_) return;
-    skein_parallel::broadcast_from_rank0(group_, model);
     skein_parallel::ReducerOptions reducer = skein_parallel::ReducerOptions::buckets_of(o_);
     reducer.who = who_;
     std::vector<torch::Tensor> trainable;
     for (std::size_t i = 0; i < params_.size(); ++i) {
       if (!params_[i].requires_grad()) continue;
       trainable.push_back(params_[i]);
-      if (o_.stage == 2) reducer.owners.push_back(owners_[i]);
+      if (o_.stage == 2) reducer.owners.push_back(owner_[i]);
     }
     reducer_ = std::make_unique<skein_parallel::GradientReducer>(group_, trainable, reducer);
   }
 
-  std::vector<int> parameter_owners(const std::vector<torch::Tensor>& params) override {
-    bool same = params.size() == params_.size();
-    for (std::size_t i = 0; same && i < params.size(); ++i) same = params[i].is_same(params_[i]);
-    if (!same) throw std::logic_error("zero: parameter_owners was asked about other parameters than prepare() saw");
-    return owners_;
-  }
-
-  // Each owner's parameters to every rank, one owner after the other; then
-  // the gradients this rank's optimizer does not clear are dropped.
-  void after_step() override {
-    torch::NoGradGuard no_grad;
-    if (group_)
-      skein_parallel::collective(who_, "parameter broadcast", [&] {
-        for (int r = 0; r < world_; ++r)
-          if (!owned_by_[static_cast<std::size_t>(r)].empty())
-            skein_parallel::broadcast_in_place(group_, owned_by_[static_cast<std::size_t>(r)], r);
-      });
-    for (std::size_t i = 0; i < params_.size(); ++i)
-      if (owners_[i] != rank_ && params_[i].grad().defined()) params_[i].mutable_grad() = torch::Tensor();
-    // Stage 2: a large parameter's gradient is autograd's own tensor, made again by the next backward.
-    if (reducer_ && o_.stage == 2) reducer_->drop_borrowed_gradients();
-  }
-
- private:
   ZeroOptions o_;
   int rank_, world_;
-  std::vector<torch::Tensor> params_;  // the model's, in parameters() order
-  std::vector<int> owners_;            // the owner of each
-  std::vector<std::vector<torch::Tensor>> owned_by_;  // each rank's parameters
+  std::vector<torch::Tensor> params_;      // the model's, in parameters() order
+  std::vector<skein::ParameterSpan> spans_;  // who owns what of them
+  std::vector<int> owner_;                 // each one's owner, or kEveryRank when in parts
+  std::vector<bool> mine_;                 // whether this rank owns any of each
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(Zero, parallel, "zero", "1.0.0",
+SKEIN_PLUGIN(Zero, parallel, "zero", "1.1.0",
              "Data parallel with the optimizer's state sharded across ranks (ZeRO stage 1 or 2; Gloo on the CPU, "
              "NCCL on CUDA; compiled in: " SKEIN_DISTRIBUTED_BACKENDS ")",
              SKEIN_OPTION_SPECS(ZERO_OPTIONS))

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,33 @@ class SKEIN_EXPORT ShardedOptimizer {
   // when it returns, and the gradients of parameters this rank does not own
   // are dropped (its optimizer's zero_grad reaches its own only).
   virtual void after_step() = 0;
+};
+
+// API 3.6: elements [offset, offset + length) of params[param] (in its
+// flattened order) and the rank that owns (steps) them.
+struct ParameterSpan {
+  std::size_t param = 0;
+  std::int64_t offset = 0, length = 0;
+  int owner = 0;
+};
+
+// API 3.6: optional second base of a ShardedOptimizer that may own a
+// parameter in parts (a flat partition, as DeepSpeed's ZeRO: a rank's share
+// of the optimizer's state is then about 1/W even where one parameter is a
+// large part of the model). The host finds it with dynamic_cast and asks
+// parameter_spans() instead of parameter_owners(), once, after prepare().
+// `cut`: whether the optimizer updates each element from that element's
+// state alone (skein::ElementwiseOptimizer), so that a parameter may be
+// stepped in parts; when false, every parameter must be one span. The
+// answer: each parameter's spans, parameters in order and each one's spans
+// in order, covering its elements once; a parameter in several spans must be
+// contiguous. after_step() then makes every rank's parameters equal to
+// their spans' owners', and each owner of a span of a parameter must hold
+// that parameter's averaged gradient when the optimizer steps.
+class SKEIN_EXPORT ShardedInSpans {
+ public:
+  virtual ~ShardedInSpans();
+  virtual std::vector<ParameterSpan> parameter_spans(const std::vector<torch::Tensor>& params, bool cut) = 0;
 };
 
 }  // namespace skein

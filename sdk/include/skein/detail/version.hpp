@@ -9,6 +9,8 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.6: skein::ShardedInSpans and skein::ParameterSpan (a new optional base of
+//      parallel wrappers; no vtable changed): parameters owned in parts.
 // 3.5: skein::ElementwiseOptimizer (a new optional base of optimizer factories; no
 //      vtable changed): large parameters stepped in pieces under a sharded optimizer.
 // 3.4: History keeps the order keys were recorded in (a member at its end:
@@ -38,7 +40,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 5
+#define SKEIN_API_MINOR 6
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x

@@ -22,11 +22,19 @@
 
 namespace skein::core {
 
-// The owner of each of `params` (ShardedOptimizer::parameter_owners),
-// checked: one rank in [0, world_size) per parameter. Empty when `parallel`
-// is no ShardedOptimizer.
-SKEIN_EXPORT std::vector<int> parameter_owners(Parallel& parallel, const std::vector<torch::Tensor>& params,
-                                               int world_size);
+// Who owns what of `params`, checked: ShardedInSpans::parameter_spans
+// (`cut`: whether the optimizer is elementwise), else each parameter whole
+// (ShardedOptimizer::parameter_owners). Empty when `parallel` is no
+// ShardedOptimizer.
+SKEIN_EXPORT std::vector<ParameterSpan> shard_spans(Parallel& parallel, const std::vector<torch::Tensor>& params,
+                                                    int world_size, bool cut);
+
+// Each of `params` one span, owned by owners[i].
+SKEIN_EXPORT std::vector<ParameterSpan> whole_spans(const std::vector<torch::Tensor>& params,
+                                                    const std::vector<int>& owners);
+
+// The spans `rank` owns, in order.
+SKEIN_EXPORT std::vector<ParameterSpan> owned_spans(const std::vector<ParameterSpan>& spans, int rank);
 
 // params[i] for which owners[i] == rank, in their order (all of them when
 // owners is empty).
@@ -53,19 +61,21 @@ struct RunningShard {
 // The whole optimizer over `params`, made by `factory`, holding each
 // parameter's state: this rank's shared with its running optimizer (the
 // same tensors, not copies), every other rank's loaded from its shard
-// (joined_shard's bytes). A cut parameter's state is its pieces'
-// joined; the running pieces' state tensors become views of the joined ones,
-// so that the next checkpoint copies nothing. Its parameter groups' options
+// (joined_shard's bytes); a parameter owned in spans has its spans' states
+// copied into one of its shape. A cut unit's state is its pieces' joined;
+// the running pieces' state tensors become views of the joined ones, so
+// that the next checkpoint copies nothing. Its parameter groups' options
 // are the running optimizer's (the same on every rank). Optimizer::save of it
 // writes what an unsharded run saves.
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     OptimizerFactory& factory, const RunningShard& running, const std::vector<torch::Tensor>& params,
-    const std::vector<int>& owners, const ShardSource& shards);
+    const std::vector<ParameterSpan>& spans, const ShardSource& shards);
 
-// This rank's optimizer as a checkpoint's shard: over its own parameters
-// (`running.pieces.params()`), each a whole parameter's state; a cut one's
-// joined from its pieces', which then lie over the joined tensors. What rank
-// r saves for consolidated_optimizer's `shards.bytes(r)`.
+// This rank's optimizer as a checkpoint's shard: over its units
+// (`running.pieces.unit_tensors()`: its whole parameters and its spans),
+// each unit's whole state; a cut one's joined from its pieces', which then
+// lie over the joined tensors. What rank r saves for consolidated_optimizer's
+// `shards.load(r, ...)`.
 SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> joined_shard(OptimizerFactory& factory,
                                                                    const RunningShard& running);
 
@@ -86,7 +96,8 @@ SKEIN_EXPORT std::optional<std::size_t> elementwise_state_bytes(const OptimizerF
 
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut
-// parameter's split into its pieces' (views of the loaded tensors).
+// parameter's split into its pieces' (views of the loaded tensors; copies
+// where it owns a span only).
 SKEIN_EXPORT void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own,
                                        const std::vector<torch::Tensor>& params,
                                        torch::serialize::InputArchive& archive);

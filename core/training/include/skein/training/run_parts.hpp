@@ -46,9 +46,9 @@ struct SKEIN_EXPORT RunParts {
   std::shared_ptr<Model> model;
   std::shared_ptr<Parallel> parallel;
   std::shared_ptr<OptimizerFactory> optimizer_factory;  // its library holds the optimizer's code
-  // The rank that steps each of model->parameters() when the parallel
-  // wrapper shards the optimizer (optimizer_shards.hpp), else empty.
-  std::vector<int> parameter_owners;
+  // Who steps what of model->parameters() when the parallel wrapper shards
+  // the optimizer (optimizer_shards.hpp), else empty.
+  std::vector<ParameterSpan> shard_spans;
   // What the optimizer steps: this rank's own parameters when sharded (the
   // large ones in pieces when the optimizer is elementwise), else all of them.
   StepPieces step_pieces;

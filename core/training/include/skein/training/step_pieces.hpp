@@ -13,6 +13,7 @@
 #include <torch/types.h>
 
 #include "skein/detail/export.hpp"
+#include "skein/parallel.hpp"
 
 namespace skein::core {
 
@@ -25,6 +26,17 @@ struct StepPiece {
   std::size_t param = 0;  // index in StepPieces::params()
   std::int64_t offset = 0, length = 0;
   torch::Tensor tensor;   // the parameter itself when whole
+  bool whole = true;
+  std::size_t unit = 0;   // index in StepPieces::units(): what it is a piece of
+};
+
+// What this rank owns of one parameter: all of it, or a span of it (a
+// parameter owned in parts, skein::ShardedInSpans). A shard's states are
+// the units': a whole parameter's of its shape, a span's flat.
+struct StepUnit {
+  std::size_t param = 0;  // index in StepPieces::params()
+  std::int64_t offset = 0, length = 0;
+  torch::Tensor tensor;   // the parameter itself when whole, else a flat tensor over the span
   bool whole = true;
 };
 
@@ -44,8 +56,18 @@ class SKEIN_EXPORT StepPieces {
   // `max_elements` elements (or max_elements is 0), else cut into pieces of
   // max_elements (the last one shorter).
   StepPieces(std::vector<torch::Tensor> params, std::int64_t max_elements);
+  // The `spans` of `all` (the model's parameters) that this rank owns, in
+  // order, each cut as above (a span is never one piece of a parameter's
+  // own: it is cut in pieces of at most max_elements, or left one piece when
+  // max_elements is 0).
+  StepPieces(const std::vector<torch::Tensor>& all, const std::vector<ParameterSpan>& spans,
+             std::int64_t max_elements);
 
+  // The parameters this rank steps, wholly or in part, in order.
   const std::vector<torch::Tensor>& params() const { return params_; }
+  const std::vector<StepUnit>& units() const { return units_; }
+  // The units' tensors, in order: what a shard's states are kept over.
+  std::vector<torch::Tensor> unit_tensors() const;
   std::int64_t max_elements() const { return max_elements_; }
   const std::vector<StepPiece>& pieces() const { return pieces_; }
   // The pieces' tensors, in order: what the optimizer is made over.
@@ -61,7 +83,10 @@ class SKEIN_EXPORT StepPieces {
   void before_step() const;
 
  private:
+  void add_unit(std::size_t param, std::int64_t offset, std::int64_t length);
+
   std::vector<torch::Tensor> params_;
+  std::vector<StepUnit> units_;
   std::vector<StepPiece> pieces_;
   std::int64_t max_elements_ = 0;
   bool cuts_any_ = false;
