@@ -52,12 +52,9 @@ class Zero final : public skein_parallel::GroupParallel,
 
   std::vector<skein::ParameterSpan> parameter_spans(const std::vector<torch::Tensor>& params, bool cut) override {
     check_same(params);
-    std::vector<std::int64_t> sizes;
+    const std::vector<std::int64_t> sizes = sizes_of_params();
     std::vector<bool> cuttable;
-    for (const auto& p : params_) {
-      sizes.push_back(p.numel());
-      cuttable.push_back(cut && p.is_contiguous());
-    }
+    for (const auto& p : params_) cuttable.push_back(cut && p.is_contiguous());
     spans_ = cut ? skein_zero::flat_spans(sizes, cuttable, world_)
                  : skein_zero::whole(sizes, skein_zero::greedy_owners(sizes, world_));
     // Each parameter's owner, or kEveryRank where it is in parts; and whether this rank owns any of it.
@@ -75,8 +72,8 @@ class Zero final : public skein_parallel::GroupParallel,
   // The owner of each parameter's first element (parameter_spans' partition,
   // or the whole-parameter one when it was not asked).
   std::vector<int> parameter_owners(const std::vector<torch::Tensor>& params) override {
-    if (spans_.empty()) parameter_spans(params, false);
     check_same(params);
+    if (spans_.empty()) return skein_zero::greedy_owners(sizes_of_params(), world_);
     std::vector<int> owners(params_.size(), 0);
     for (auto it = spans_.rbegin(); it != spans_.rend(); ++it) owners[it->param] = it->owner;
     return owners;
@@ -100,6 +97,12 @@ class Zero final : public skein_parallel::GroupParallel,
   }
 
  private:
+  std::vector<std::int64_t> sizes_of_params() const {
+    std::vector<std::int64_t> sizes;
+    for (const auto& p : params_) sizes.push_back(p.numel());
+    return sizes;
+  }
+
   void check_same(const std::vector<torch::Tensor>& params) const {
     bool same = params.size() == params_.size();
     for (std::size_t i = 0; same && i < params.size(); ++i) same = params[i].is_same(params_[i]);
