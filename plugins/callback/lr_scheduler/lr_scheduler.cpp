@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "skein/callback.hpp"
 #include "skein/history.hpp"
@@ -110,6 +111,7 @@ class LrScheduler final : public skein::Callback {
   }
 
   void on_train_begin(skein::TrainContext& ctx) override {
+    refuse_a_second_schedule(ctx.config());
     if (!base_lr_) base_lr_ = current_lr(ctx);
     // A "final" rate above the start: the schedule would raise the rate, surely not what was meant.
     if ((policy_ == Policy::cosine || policy_ == Policy::linear) && eta_min_ > *base_lr_)
@@ -184,6 +186,22 @@ class LrScheduler final : public skein::Callback {
     s << x;
     return s.str();
   }
+  // Two schedules would each set the rate over the other's, the last one's
+  // winning silently: one line naming both entries of the run's callbacks.
+  static void refuse_a_second_schedule(const nlohmann::json& config) {
+    const auto callbacks = config.find("callbacks");
+    if (callbacks == config.end() || !callbacks->is_array()) return;
+    std::vector<std::size_t> schedules;
+    for (std::size_t i = 0; i < callbacks->size(); ++i) {
+      const nlohmann::json& entry = (*callbacks)[i];
+      if (entry.is_object() && entry.value("plugin", "") == "lr_scheduler") schedules.push_back(i);
+    }
+    if (schedules.size() < 2) return;
+    throw skein::ConfigError("callbacks[" + std::to_string(schedules[0]) + "] and callbacks[" +
+                             std::to_string(schedules[1]) +
+                             "] are both lr_scheduler: each would set the learning rate over the other's; keep "
+                             "one (a warm-up then a decay is one: interval step with warmup_steps)");
+  }
   static double current_lr(skein::TrainContext& ctx) {
     return ctx.optimizer().param_groups().at(0).options().get_lr();
   }
@@ -246,7 +264,7 @@ class LrScheduler final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.2",
+SKEIN_PLUGIN(LrScheduler, callback, "lr_scheduler", "1.1.3",
              "Learning-rate schedule per epoch or per optimizer step: step, cosine, linear (with warm-up), "
              "plateau, one_cycle (history key lr)",
              SKEIN_OPTION_SPECS(LR_SCHEDULE_OPTIONS),

@@ -132,4 +132,21 @@ BOOST_AUTO_TEST_CASE(eta_min_above_the_learning_rate_is_refused_at_the_start) {
   BOOST_TEST(start({{"policy", "step"}, {"eta_min", 0.5}}).empty());
 }
 
+// Two schedules would each set the rate over the other's: refused before
+// the first batch, in one line naming both entries.
+BOOST_AUTO_TEST_CASE(two_lr_schedulers_are_refused_naming_both) {
+  const nlohmann::json callbacks = {{{"plugin", "lr_scheduler"}, {"policy", "cosine"}},
+                                    {{"plugin", "print_log"}},
+                                    {{"plugin", "lr_scheduler"}, {"policy", "step"}}};
+  const std::string message = skein::testing::message_of<skein::ConfigError>([&] {
+    skein::testing::EngineRun run(skein::testing::small_run("callbacks", callbacks));
+    run.fit();
+  });
+  BOOST_TEST(message.find("callbacks[0] and callbacks[2] are both lr_scheduler") != std::string::npos, message);
+  BOOST_TEST(message.find('\n') == std::string::npos, message);
+  // One is fine.
+  skein::testing::EngineRun one(skein::testing::small_run("callbacks", {callbacks[0], callbacks[1]}));
+  BOOST_TEST(one.fit() == std::vector<long>({2}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
