@@ -7,7 +7,10 @@
   - every code block preceded by `<!-- snippet: PATH -->` is PATH's text,
     so an example shown in the docs is the file a test builds or runs;
   - every code block preceded by `<!-- excerpt: PATH -->` is lines of PATH,
-    in their order (indentation aside; blank and `...` lines of the block skipped).
+    in their order (indentation aside; blank and `...` lines of the block skipped);
+  - every "plugin API X.Y" (or "host supports X.Y") a sample shows is the SDK's version
+    (sdk/include/skein/detail/version.hpp), and every "N contract headers"
+    the number of headers at the top of sdk/include/skein.
 
   scripts/check_docs.py          exit 1, one line per problem, when any
 
@@ -48,6 +51,32 @@ def anchors_of(path):
     return found
 
 
+def sdk_facts():
+    """The SDK's plugin API version ("3.6") and its number of contract headers."""
+    version = open(os.path.join(ROOT, "sdk", "include", "skein", "detail", "version.hpp")).read()
+    major = re.search(r"#define SKEIN_API_MAJOR (\d+)", version).group(1)
+    minor = re.search(r"#define SKEIN_API_MINOR (\d+)", version).group(1)
+    headers = glob.glob(os.path.join(ROOT, "sdk", "include", "skein", "*.hpp"))
+    return f"{major}.{minor}", len(headers)
+
+
+def facts_problems(files):
+    """Samples and counts in the docs that the SDK no longer has."""
+    api, headers = sdk_facts()
+    problems = []
+    for f in files:
+        rel = os.path.relpath(f, ROOT)
+        text = open(f).read()
+        for m in re.finditer(r"\(plugin API (\d+\.\d+)\)|host supports (\d+\.\d+)`", text):
+            said = m.group(1) or m.group(2)
+            if said != api:
+                problems.append(f"{rel}: a sample says plugin API {said}, the SDK is {api}")
+        for m in re.finditer(r"(\d+) contract headers", text):
+            if int(m.group(1)) != headers:
+                problems.append(f"{rel}: says {m.group(1)} contract headers, sdk/include/skein has {headers}")
+    return problems
+
+
 def main():
     files = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + \
         sorted(glob.glob(os.path.join(ROOT, "plugins", "*", "*", "README.md")))
@@ -78,6 +107,7 @@ def main():
                 problems.append(f"{rel}: excerpt of missing {m.group(1)}")
             elif not is_excerpt(m.group(2), open(source).read()):
                 problems.append(f"{rel}: the excerpt of {m.group(1)} is not lines of the file")
+    problems += facts_problems(files)
     for p in problems:
         print(p)
     sys.exit(1 if problems else 0)
