@@ -6,8 +6,9 @@
 //  - parse_checkpoint_meta throws only skein::ConfigError, whose message
 //    starts with the checkpoint's name (the CLI prints it, exit code 2);
 //  - what it accepts is usable without further checks: epoch in
-//    [0, LONG_MAX - 1] (resume continues with epoch + 1), world size an int,
-//    one callback entry per list element;
+//    [0, LONG_MAX - 1] (resume continues with epoch + 1), world size an int
+//    >= 1 (resume divides by it), an open epoch's pass segments adding up to
+//    its next batch, one callback entry per list element;
 //  - checkpoint_epoch and checkpoint_position never throw and agree with
 //    the full parse (an open epoch's next batch >= 1);
 //  - the same bytes as open_epoch.json: parse_open_epoch_ranks throws only
@@ -33,6 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (meta.open_epoch && next_batch < 1) skein_fuzz::finding("accepted next_batch " + std::to_string(next_batch));
     if (meta.epoch < 0 || meta.epoch == LONG_MAX) skein_fuzz::finding("accepted epoch " + std::to_string(meta.epoch));
     for (const auto& cb : meta.callbacks) (void)cb.state.is_null();
+    if (meta.world_size < 1) skein_fuzz::finding("accepted world_size " + std::to_string(meta.world_size));
+    if (meta.open_epoch) {  // the pass segments: they add up to next_batch, the last on world_size ranks
+      long long sum = 0;
+      for (const auto& p : meta.open_epoch->passes) {
+        if (p.world_size < 1 || p.batches_done < 0) skein_fuzz::finding("accepted a pass segment out of range");
+        sum += p.batches_done;
+      }
+      if (meta.open_epoch->passes.empty() || sum != next_batch ||
+          meta.open_epoch->passes.back().world_size != meta.world_size)
+        skein_fuzz::finding("accepted pass segments that do not lead to next_batch on world_size ranks");
+    }
   });
   if (error && error->rfind(where + ":", 0) != 0)
     skein_fuzz::finding("error does not name the checkpoint: " + *error);

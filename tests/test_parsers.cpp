@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(trainer_json_is_read_into_checked_fields) {
 
 // precision 16-mixed's loss scale: read when present, checked, absent otherwise.
 BOOST_AUTO_TEST_CASE(a_loss_scale_is_read_into_checked_fields) {
-  const std::string head = R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [])";
+  const std::string head = R"({"format": 1, "epoch": 2, "world_size": 1, "lr": [0.1], "callbacks": [])";
   BOOST_TEST(!skein::core::parse_checkpoint_meta(head + "}", "checkpoint C").loss_scale.has_value());
   const auto meta =
       skein::core::parse_checkpoint_meta(head + R"(, "loss_scale": {"scale": 32768, "growth_tracker": 17}})", "checkpoint C");
@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(a_loss_scale_is_read_into_checked_fields) {
 // A checkpoint written inside an epoch: its position orders it after the
 // epoch before, and each rank reads its own part of open_epoch.json.
 BOOST_AUTO_TEST_CASE(an_open_epoch_is_read_into_checked_fields) {
-  const std::string head = R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [], "open_epoch": )";
+  const std::string head = R"({"format": 1, "epoch": 2, "world_size": 2, "lr": [0.1], "callbacks": [], "open_epoch": )";
   const auto meta = skein::core::parse_checkpoint_meta(
       head + R"({"epoch": 3, "next_batch": 8, "train_samples": 384, "batch_size": 32, "accumulate_steps": 2}})",
       "checkpoint C");
@@ -186,6 +186,24 @@ BOOST_AUTO_TEST_CASE(an_open_epoch_is_read_into_checked_fields) {
   for (const char* bad : {"5", R"({"next_batch": 0, "train_samples": 1, "batch_size": 1, "accumulate_steps": 1})",
                           R"({"next_batch": 1, "train_samples": 1, "batch_size": 1})"})
     BOOST_TEST(has(checkpoint_error(head + bad + "}"), "checkpoint C: bad trainer.json: \"open_epoch\" must be"), bad);
+  // Without "passes" (written before they were): one segment on the checkpoint's ranks.
+  BOOST_REQUIRE(meta.open_epoch->passes.size() == 1u);
+  BOOST_TEST(meta.open_epoch->passes[0].world_size == 2);
+  BOOST_TEST(meta.open_epoch->passes[0].batches_done == 8);
+  // With them: the segments of the pass, which add up to next_batch and end on the checkpoint's ranks.
+  const std::string open = R"({"epoch": 3, "next_batch": 8, "train_samples": 384, "batch_size": 32,
+      "accumulate_steps": 1, "passes": )";
+  const auto chained = skein::core::parse_checkpoint_meta(
+      head + open + R"([{"world_size": 1, "batches": 5}, {"world_size": 2, "batches": 3}]}})", "checkpoint C");
+  BOOST_REQUIRE(chained.open_epoch->passes.size() == 2u);
+  BOOST_TEST(chained.open_epoch->passes[0].world_size == 1);
+  BOOST_TEST(chained.open_epoch->passes[1].batches_done == 3);
+  for (const char* bad : {R"([{"world_size": 1, "batches": 5}, {"world_size": 2, "batches": 4}])",
+                          R"([{"world_size": 1, "batches": 8}])", R"([{"world_size": 0, "batches": 0},
+                          {"world_size": 2, "batches": 8}])", R"([])", R"({"world_size": 2, "batches": 8})",
+                          R"([{"world_size": 2, "batches": -1}, {"world_size": 2, "batches": 9}])"})
+    BOOST_TEST(has(checkpoint_error(head + open + bad + "}}"), "checkpoint C: bad trainer.json: \"open_epoch\".\"passes\""),
+               bad);
 
   using Position = std::optional<std::pair<long, long>>;
   BOOST_TEST((skein::core::checkpoint_position(nlohmann::json::parse(R"({"epoch": 2})")) == Position({2, 0})));
@@ -221,8 +239,14 @@ BOOST_AUTO_TEST_CASE(trainer_json_of_another_shape_is_a_config_error_naming_the_
   BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "lr": [0.1], "callbacks": [5]})"),
                  "callbacks[0] must be an object"));
   BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "callbacks": []})"), "\"lr\" must be a list"));
-  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "world_size": 1.5, "epoch": 2, "lr": [], "callbacks": []})"),
-                 "\"world_size\" must be an integer"));
+  // Resume divides by it: an integer >= 1, and there (a checkpoint without it is passed over).
+  for (const char* world : {"1.5", "0", "-2", "\"2\"", "null"})
+    BOOST_TEST(has(checkpoint_error(std::string(R"({"format": 1, "epoch": 2, "lr": [], "callbacks": [], "world_size": )") +
+                                    world + "}"),
+                   "\"world_size\" must be an integer >= 1"),
+               world);
+  BOOST_TEST(has(checkpoint_error(R"({"format": 1, "epoch": 2, "lr": [], "callbacks": []})"),
+                 "\"world_size\" must be an integer >= 1, got none"));
   for (const char* epoch : {"\"NaN\"", "1e300", "-1", "2.5", "9223372036854775807", "null"})
     BOOST_TEST(has(checkpoint_error(std::string(R"({"format": 1, "lr": [], "callbacks": [], "epoch": )") + epoch + "}"),
                    "\"epoch\" must be an integer >= 0"),

@@ -448,6 +448,57 @@ BOOST_AUTO_TEST_CASE(a_step_checkpoint_resumes_on_fewer_ranks_with_the_rest_of_i
              nlohmann::json::parse(R"([{"epoch": 2, "world_size": 1}])"));
 }
 
+// A chain of resumes inside one epoch, 2 -> 1 -> 2 processes, each attempt
+// killed (SIGKILL) in epoch 2 after a step checkpoint: the third attempt
+// trains only what the first two left, so epoch 2 holds each of the 48
+// training rows once (before the pass remembered its segments, the second
+// resume re-sharded the one-process stretch as if it had begun the epoch:
+// 64 rows, 16 of them twice).
+BOOST_AUTO_TEST_CASE(a_chain_of_resumes_inside_an_epoch_trains_each_sample_once) {
+  std::string rows = "a,b,label\n";
+  for (int i = 0; i < 64; ++i) rows += std::to_string(i) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
+  const std::string csv = dir("chain_rows.csv");
+  test::write_text(csv, rows);
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
+  cfg["batch_size"] = 4;  // 48 training rows: 6 batches a rank on 2
+  cfg["max_epochs"] = 2;
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string run = dir("chain");
+  const std::string probe = " --plugin-dir " TEST_PLUGIN_DIR " --plugin probe_callback:record_rows=true,signal=9,";
+  // 2 ranks: epoch 2's batches 0-3 (step 10) are checkpointed, rank 1 dies as batch 5 begins.
+  auto first = skein("--nproc-per-node 2 --timeout 60 --config " + write_config(cfg) + " --run-dir " + run + probe +
+                     "signal_at=2,signal_batch=5,signal_rank=1");
+  BOOST_TEST(first.exit_code != 0);
+  BOOST_REQUIRE(fs::exists(run + "/checkpoints/step_00000010/open_epoch.json"));
+  // 1 rank: the 16 rows left are 4 batches (4-7); 4 and 5 are checkpointed (step 12), it dies as 6 begins.
+  auto second = skein("--resume " + run + probe + "signal_at=2,signal_batch=6,signal_rank=0");
+  BOOST_TEST(second.exit_code != 0);
+  BOOST_REQUIRE(fs::exists(run + "/checkpoints/step_00000012/open_epoch.json"));
+  // 2 ranks again: the 8 rows the one-rank stretch left, one batch each.
+  auto third = skein("--resume " + run + " --nproc-per-node 2 --timeout 60" + probe + "signal_at=0");
+  BOOST_REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+  const std::string log = test::read_text(run + "/train.log");
+  BOOST_TEST(contains(log, "World size 1 -> 2"), log);
+  BOOST_TEST(contains(log, "the rest of epoch 2 after train batch 6 of each of the 1 ranks (on 1 since batch 4)"), log);
+  const auto history = load_json(run + "/history.json");
+  BOOST_REQUIRE(history.size() == 2u);
+  std::vector<double> seen[2];
+  for (std::size_t e = 0; e < 2; ++e) {
+    for (const auto& row : history[e]["batches"])
+      for (int i = 0; i < 4; ++i)
+        if (row.contains("row_" + std::to_string(i))) seen[e].push_back(row["row_" + std::to_string(i)].get<double>());
+    std::sort(seen[e].begin(), seen[e].end());
+  }
+  BOOST_TEST(seen[0].size() == 48u);
+  BOOST_TEST(seen[1] == seen[0]);  // 32 rows on 2 ranks, 8 on 1, 8 on 2: each once
+  const auto meta = load_json(run + "/checkpoints/step_00000012/trainer.json");
+  BOOST_TEST(meta["open_epoch"]["passes"] ==
+             nlohmann::json::parse(R"([{"world_size": 2, "batches": 4}, {"world_size": 1, "batches": 2}])"));
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_parameters_load_as_a_state_dict) {
   auto cfg = test::synthetic_config();
   cfg["max_epochs"] = 1;

@@ -74,7 +74,38 @@ std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
   return out;
 }
 
-std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& meta, const BadMeta& bad) {
+// "passes": [{"world_size": W, "batches": N}, ...], the epoch's pass
+// segments (pass_segment.hpp), the last on the checkpoint's world size; their
+// batches add up to next_batch. Absent (checkpoints written before): one
+// segment, the checkpoint's.
+std::vector<PassSegment> parse_passes(const nlohmann::json& open, const CheckpointMeta::OpenEpoch& o, int world_size,
+                                      const BadMeta& bad) {
+  auto passes = open.find("passes");
+  if (passes == open.end()) return {PassSegment{world_size, o.next_batch}};
+  const char* shape =
+      "\"open_epoch\".\"passes\" must list {\"world_size\": N >= 1, \"batches\": N >= 0} (at most 10000 of them)";
+  if (!passes->is_array() || passes->empty() || passes->size() > 10000) throw bad(std::string(shape));
+  std::vector<PassSegment> out;
+  long long sum = 0;
+  for (const auto& p : *passes) {
+    auto w = p.is_object() && p.contains("world_size") ? integer_in(p["world_size"], 1, INT_MAX) : std::nullopt;
+    auto n = p.is_object() && p.contains("batches") ? integer_in(p["batches"], 0, LONG_MAX) : std::nullopt;
+    if (!w || !n) throw bad(std::string(shape) + ", got " + p.dump());
+    out.push_back(PassSegment{static_cast<int>(*w), static_cast<long>(*n)});
+    if (sum > LONG_MAX - *n) throw bad("\"open_epoch\".\"passes\" add up to more batches than next_batch");
+    sum += *n;
+  }
+  if (sum != o.next_batch)
+    throw bad("\"open_epoch\".\"passes\" add up to " + std::to_string(sum) + " batches, next_batch is " +
+              std::to_string(o.next_batch));
+  if (out.back().world_size != world_size)
+    throw bad("\"open_epoch\".\"passes\" must end on the checkpoint's " + std::to_string(world_size) +
+              " ranks, not " + std::to_string(out.back().world_size));
+  return out;
+}
+
+std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& meta, int world_size,
+                                                          const BadMeta& bad) {
   auto open = meta.find("open_epoch");
   if (open == meta.end() || open->is_null()) return std::nullopt;
   const char* shape =
@@ -99,6 +130,7 @@ std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json&
   auto callbacks = meta.find("callbacks");
   if (callbacks == meta.end() || !callbacks->is_array())
     throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
+  o.passes = parse_passes(*open, o, world_size, bad);
   std::vector<CheckpointMeta::CallbackState> out;
   for (std::size_t i = 0; i < callbacks->size(); ++i) {
     const auto& entry = (*callbacks)[i];
@@ -192,11 +224,6 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
                       ", this skein reads format " + std::to_string(kCheckpointFormat));
 
   CheckpointMeta out;
-  if (auto world = meta.find("world_size"); world != meta.end()) {
-    auto n = integer_in(*world, INT_MIN, INT_MAX);
-    if (!n) throw bad("\"world_size\" must be an integer, got " + world->dump());
-    out.world_size = static_cast<int>(*n);
-  }
   out.lr = parse_lr(meta, bad);
   out.callbacks = parse_callbacks(meta, bad);
   out.files = parse_files(meta, bad);
@@ -204,7 +231,6 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.script = parse_script(meta, bad);
   out.input_scaling = meta.value("input_scaling", nlohmann::json());
   out.data_scaling = meta.value("data_scaling", nlohmann::json());
-  out.open_epoch = parse_open_epoch(meta, bad);
   out.loss_scale = parse_loss_scale(meta, bad);
   if (auto only = meta.find("model_only"); only != meta.end()) {
     if (!only->is_boolean()) throw bad("\"model_only\" must be true or false, got " + only->dump());
@@ -221,6 +247,14 @@ std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int w
   const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
   nlohmann::json doc;
   try {
+  // The number of ranks that wrote it: resume divides by it.
+  auto world = meta.find("world_size");
+  auto ranks = world == meta.end() ? std::nullopt : integer_in(*world, 1, INT_MAX);
+  if (!ranks)
+    throw bad("\"world_size\" must be an integer >= 1, got " +
+              (world == meta.end() ? std::string("none") : world->dump()));
+  out.world_size = static_cast<int>(*ranks);
+  out.open_epoch = parse_open_epoch(meta, out.world_size, bad);
     doc = decode_nonfinite(nlohmann::json::parse(text));
   } catch (const std::exception& e) {
     throw ConfigError(where + ": unreadable open_epoch.json: " + first_line(e.what()));

@@ -130,7 +130,21 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
                       std::to_string(batches_per_epoch) + " batches");
   OpenEpoch open;
   open.next_batch = o.next_batch;
-  if (meta.world_size != run.world_size) open.began = PassStart{meta.world_size, o.next_batch};
+  const long epoch = meta.epoch + 1;
+  try {
+    // Every segment checked against the batches it had (throws when one claims more).
+    pass_rows_left(samples, config.batch_size, config.seed, epoch, o.passes);
+    if (meta.world_size == run.world_size) {  // the segment it was written in goes on
+      open.before.assign(o.passes.begin(), o.passes.end() - 1);
+      open.segment_first_batch = o.next_batch - o.passes.back().batches_done;
+    } else {  // the rest is re-sharded over this run's ranks
+      open.before = o.passes;
+      open.segment_first_batch = o.next_batch;
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(where + ": bad trainer.json: " + e.what() + " (batches of " + std::to_string(config.batch_size) +
+                      ")");
+  }
   load_part(where, checkpoint_files::kOpenEpochBatches, [&] {
     std::vector<torch::Tensor> all;
     torch::load(all, dir + "/" + checkpoint_files::kOpenEpochBatches);
@@ -267,11 +281,16 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
   restored.epoch = meta.epoch;
   if (meta.open_epoch) {
     restored.open = restore_open_epoch(meta, dir, parts, config, run);  // with this rank's callback states
-    if (restored.open->began)
+    if (resized) {
+      const long since = restored.open->segment_first_batch - meta.open_epoch->passes.back().batches_done;
       restored.note += "; the rest of epoch " + std::to_string(meta.epoch + 1) + " after train batch " +
                        std::to_string(meta.open_epoch->next_batch) + " of each of the " +
-                       std::to_string(meta.world_size) + " ranks is re-sharded over " +
-                       std::to_string(run.world_size) + " by global sample index";
+                       std::to_string(meta.world_size) + " ranks" +
+                       (since > 0 ? " (on " + std::to_string(meta.world_size) + " since batch " +
+                                        std::to_string(since) + ")"
+                                  : std::string()) +
+                       " is re-sharded over " + std::to_string(run.world_size) + " by global sample index";
+    }
   } else {
     parts.callbacks.restore(meta.callbacks, where);
   }

@@ -20,7 +20,9 @@
 //   trainer.json          format, epoch, world size, seed, learning rates, each
 //                         callback's state, a TorchScript model's file and its
 //                         SHA-256; inside an epoch "open_epoch" (the next
-//                         batch, the batching); written last
+//                         batch, the batching, the pass segments that led
+//                         there: one per world size a resume continued it
+//                         on); written last
 // It is written into a temporary directory beside its final place, every
 // file fsynced, then renamed into place (a directory renamed as a whole).
 // checkpoints/final, the model a run ended with, holds only model.pt,
@@ -250,6 +252,10 @@ nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const Epo
                           {"accumulate_steps", config_.accumulate_steps}};
   }
   return meta;
+    if (!at.passes.empty()) {  // none: one segment, this world size's
+      nlohmann::json& passes = meta["open_epoch"]["passes"] = nlohmann::json::array();
+      for (const PassSegment& p : at.passes) passes.push_back({{"world_size", p.world_size}, {"batches", p.batches_done}});
+    }
 }
 
 // Mid-epoch checkpoints: this rank's part of the open epoch (open_epoch.json).

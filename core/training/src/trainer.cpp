@@ -61,7 +61,9 @@ StepParts Trainer::step_parts() {
 
 EpochPosition Trainer::position() const {
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - epoch_started_;
-  return {epoch_, epoch_open_, epoch_batches_, seconds.count()};
+  std::vector<PassSegment> passes = pass_before_;
+  passes.push_back({run_.world_size, epoch_batches_ - segment_first_batch_});
+  return {epoch_, epoch_open_, epoch_batches_, seconds.count(), std::move(passes)};
 }
 
 long Trainer::fit() {
@@ -101,15 +103,12 @@ void Trainer::train_epoch() {
   fetch.first = static_cast<std::size_t>(epoch_batches_);
   if (!split.in_memory())  // a streaming split's batches are checked as they come, on the host
     fetch.check_targets = [this](const torch::Tensor& t) { parts_.loss->check_targets(t, parts_.data_info, "train"); };
-  std::vector<std::vector<std::int64_t>> batches;
-  if (resharded_) {  // the rest of an epoch another world size began (resume)
-    batches = resumed_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_, *resharded_);
-    resharded_.reset();
-    fetch.first = 0;
-  } else {
-    batches = train_pass_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_);
-  }
-  batches_per_epoch_ = epoch_batches_ + static_cast<long>(batches.size() - fetch.first);
+  // This pass segment's batches (the whole pass unless a resume on another
+  // world size re-sharded the rest of the epoch), from the first not trained.
+  std::vector<std::vector<std::int64_t>> batches =
+      pass_segment_batches(split.size(), run_, config_.batch_size, config_.seed, epoch_, pass_before_);
+  fetch.first = static_cast<std::size_t>(epoch_batches_ - segment_first_batch_);
+  batches_per_epoch_ = segment_first_batch_ + static_cast<long>(batches.size());
   Prefetcher data(split, std::move(batches), fetch);
   long index = epoch_batches_;
   while (auto fetched = data.next()) {
@@ -171,6 +170,8 @@ void Trainer::begin_epoch() {
   }
   epoch_open_ = true;
   epoch_batches_ = 0;
+  pass_before_.clear();
+  segment_first_batch_ = 0;
   ++epoch_;
   epoch_started_ = std::chrono::steady_clock::now();
   history_.new_epoch();
@@ -195,7 +196,8 @@ void Trainer::reopen_epoch() {
     if (it.key() != history_key::kEpoch) history_.record(it.key(), it.value());
   if (std::exchange(resized_, false)) history_.record(history_key::kWorldSize, run_.world_size);
   for (const auto& rows : open.batches) append_rows(history_.batches(), BatchLog::from_bytes(rows));
-  resharded_ = open.began;
+  pass_before_ = std::move(open.before);
+  segment_first_batch_ = open.segment_first_batch;
   check_learning_rates();
   parts_.model->train();
 }

@@ -1,5 +1,8 @@
 #include "skein/training/training_data.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include <boost/asio/thread_pool.hpp>
 #include <torch/data/samplers/distributed.h>
 
@@ -140,27 +143,71 @@ std::vector<std::vector<std::int64_t>> train_pass_batches(std::int64_t samples, 
   return batches;
 }
 
-std::vector<std::vector<std::int64_t>> resumed_pass_batches(std::int64_t samples, const RunInfo& run,
-                                                            std::int64_t batch_size, std::uint64_t seed, long epoch,
-                                                            const PassStart& began) {
-  std::vector<std::int64_t> rest;  // the old ranks' untrained rows, in rank order
-  RunInfo old = run;
-  old.world_size = began.world_size;
-  for (old.rank = 0; old.rank < began.world_size; ++old.rank) {
-    const auto batches = train_pass_batches(samples, old, batch_size, seed, epoch);
-    for (std::size_t b = static_cast<std::size_t>(began.batches_done); b < batches.size(); ++b)
-      rest.insert(rest.end(), batches[b].begin(), batches[b].end());
-  }
-  if (rest.empty()) return {};
-  const auto world = static_cast<std::size_t>(run.world_size);
-  const std::size_t per_rank = (rest.size() + world - 1) / world;
-  const std::size_t begin = per_rank * static_cast<std::size_t>(run.rank);
+namespace {
+
+// Rank `rank`'s contiguous share of `rows` over `world` ranks, in batches:
+// ceil(rows / world) rows each, past the end taken again from the start.
+std::vector<std::vector<std::int64_t>> shard_batches(const std::vector<std::int64_t>& rows, int world, int rank,
+                                                     std::int64_t batch_size) {
+  if (rows.empty()) return {};
+  const auto ranks = static_cast<std::size_t>(world);
+  const std::size_t per_rank = (rows.size() + ranks - 1) / ranks;
+  const std::size_t begin = per_rank * static_cast<std::size_t>(rank);
   std::vector<std::vector<std::int64_t>> mine;
   for (std::size_t i = 0; i < per_rank; ++i) {
     if (i % static_cast<std::size_t>(batch_size) == 0) mine.emplace_back();
-    mine.back().push_back(rest[(begin + i) % rest.size()]);  // past the end: padding from the start
+    mine.back().push_back(rows[(begin + i) % rows.size()]);
   }
   return mine;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> pass_rows_left(std::int64_t samples, std::int64_t batch_size, std::uint64_t seed, long epoch,
+                                         const std::vector<PassSegment>& done) {
+  if (done.empty()) throw std::invalid_argument("pass_rows_left: no segment of the pass was done");
+  std::vector<std::int64_t> rows;  // what the segment being walked shards (the first: the sampler's pass)
+  for (std::size_t s = 0; s < done.size(); ++s) {
+    const PassSegment& segment = done[s];
+    if (segment.world_size < 1 || segment.world_size > samples || segment.batches_done < 0)
+      throw std::invalid_argument("a pass segment of " + std::to_string(segment.world_size) + " ranks and " +
+                                  std::to_string(segment.batches_done) + " batches cannot be for " +
+                                  std::to_string(samples) + " training samples");
+    const auto done_batches = static_cast<std::size_t>(segment.batches_done);
+    std::vector<char> trained(static_cast<std::size_t>(samples), 0);
+    std::vector<std::int64_t> untrained;
+    RunInfo ranks;
+    ranks.world_size = segment.world_size;
+    for (ranks.rank = 0; ranks.rank < segment.world_size; ++ranks.rank) {
+      const auto batches = s == 0 ? train_pass_batches(samples, ranks, batch_size, seed, epoch)
+                                  : shard_batches(rows, segment.world_size, ranks.rank, batch_size);
+      if (done_batches > batches.size())
+        throw std::invalid_argument("the pass segment on " + std::to_string(segment.world_size) + " ranks had " +
+                                    std::to_string(batches.size()) + " batches a rank, not " +
+                                    std::to_string(segment.batches_done));
+      for (std::size_t b = 0; b < batches.size(); ++b)
+        for (const std::int64_t row : batches[b]) {
+          if (b < done_batches) trained[static_cast<std::size_t>(row)] = 1;
+          else untrained.push_back(row);
+        }
+    }
+    // Each row once: not one trained in this segment, a padded repeat once.
+    rows.clear();
+    for (const std::int64_t row : untrained)
+      if (!trained[static_cast<std::size_t>(row)]) {
+        trained[static_cast<std::size_t>(row)] = 1;
+        rows.push_back(row);
+      }
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::int64_t>> pass_segment_batches(std::int64_t samples, const RunInfo& run,
+                                                            std::int64_t batch_size, std::uint64_t seed, long epoch,
+                                                            const std::vector<PassSegment>& before) {
+  if (before.empty()) return train_pass_batches(samples, run, batch_size, seed, epoch);
+  return shard_batches(pass_rows_left(samples, batch_size, seed, epoch, before), run.world_size, run.rank,
+                       batch_size);
 }
 
 std::vector<std::vector<std::int64_t>> eval_pass_batches(std::int64_t samples, const RunInfo& run,

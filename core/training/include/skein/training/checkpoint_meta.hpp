@@ -12,6 +12,7 @@
 
 #include "skein/detail/export.hpp"
 #include "skein/run.hpp"
+#include "skein/training/pass_segment.hpp"
 
 namespace skein::core {
 
@@ -38,7 +39,7 @@ struct CheckpointMeta {
     nlohmann::json state;   // null when the entry has none
   };
   long epoch = 0;          // >= 0
-  int world_size = 0;      // 0 when absent
+  int world_size = 1;      // the ranks that wrote it, >= 1
   std::vector<double> lr;  // one per optimizer parameter group (may be NaN/inf)
   std::vector<CallbackState> callbacks;
   // CRC-64 (crc64_hex) of every other file of the checkpoint, by file name;
@@ -70,6 +71,10 @@ struct CheckpointMeta {
     std::int64_t train_samples = 0;
     long batch_size = 0;
     long accumulate_steps = 0;
+    // How the pass got there: its segments, the last on world_size ranks
+    // (more than one after a resume on another world size); their
+    // batches_done add up to next_batch.
+    std::vector<PassSegment> passes;
   };
   std::optional<OpenEpoch> open_epoch;
   // precision 16-mixed's loss scale when the checkpoint was written

@@ -20,13 +20,16 @@ namespace skein::core {
 // (on_epoch_begin had run: its effects are in the callbacks' states).
 // On another world size, rank r carries on the records of the old ranks
 // r, r + W, r + 2W, ... and the values and callback states of old rank
-// r mod W_old; the rest of the epoch's samples are re-sharded (began).
+// r mod W_old; the rest of the epoch's samples are re-sharded: a new pass
+// segment begins (pass_segment.hpp). On the same world size the segment
+// the checkpoint was written in goes on, batch for batch.
 struct OpenEpoch {
   long next_batch = 0;
   nlohmann::json record;             // the epoch's values so far
   std::vector<std::string> batches;  // BatchLog::to_bytes of each old rank's records this rank carries on
   double seconds = 0;                // time spent in it (the slowest rank's)
-  std::optional<PassStart> began;    // set when another world size began it
+  std::vector<PassSegment> before;   // the pass segments before the one this run trains
+  long segment_first_batch = 0;      // the epoch's train batch at which that one began
 };
 
 struct Restored {

@@ -13,6 +13,7 @@
 #include "skein/history.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
+#include "skein/training/pass_segment.hpp"
 #include "skein/training/run_parts.hpp"
 
 namespace skein::core {
@@ -23,6 +24,7 @@ struct EpochPosition {
   bool open = false;      // inside it (begun, not ended)
   long next_batch = 0;    // inside it: its next train batch
   double seconds = 0;     // inside it: time spent in it so far
+  std::vector<PassSegment> passes;  // inside it: how its pass got to next_batch (pass_segment.hpp)
 };
 
 // What a checkpoint holds: everything to resume, or only the model (final).

@@ -145,7 +145,10 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   long epoch_batches_ = 0;   // train batches of the open epoch done
   std::chrono::steady_clock::time_point epoch_started_;
   std::optional<OpenEpoch> reopen_;  // what reopen_epoch restores (resume)
-  std::optional<PassStart> resharded_;  // the reopened epoch began on another world size
+  // The open epoch's pass segments before the one this run trains (a resume
+  // on another world size began a new one), and the batch it began at.
+  std::vector<PassSegment> pass_before_;
+  long segment_first_batch_ = 0;
   std::optional<std::chrono::steady_clock::time_point> first_batch_at_;
   long batches_done_ = 0;
   long batches_per_epoch_ = 0;

@@ -10,6 +10,7 @@
 #include "skein/training/config.hpp"
 #include "skein/training/data_split.hpp"
 #include "skein/training/input_scaling.hpp"
+#include "skein/training/pass_segment.hpp"
 #include "skein/dataset.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/loss.hpp"
@@ -52,21 +53,23 @@ SKEIN_EXPORT long train_batches_per_epoch(std::int64_t samples, int world_size, 
 SKEIN_EXPORT std::vector<std::vector<std::int64_t>> train_pass_batches(std::int64_t samples, const RunInfo& run,
                                                                        std::int64_t batch_size, std::uint64_t seed,
                                                                        long epoch);
-// Where an epoch's training pass stood when a checkpoint was written inside
-// it: how many ranks began it and how many batches each had trained.
-struct PassStart {
-  int world_size = 1;
-  long batches_done = 0;
-};
-// What is left of a pass that `began` ranks started, re-sharded over this
-// run's ranks by global sample index (elastic resume inside an epoch): the
-// old ranks' untrained rows in rank order, each taken once, cut into equal
-// contiguous shards (padded from the first ones when the rest does not divide,
-// as the sampler pads a whole epoch) and into batches of `batch_size`.
-SKEIN_EXPORT std::vector<std::vector<std::int64_t>> resumed_pass_batches(std::int64_t samples, const RunInfo& run,
+// This rank's batches of the pass segment that follows `before` (the
+// segments of the epoch so far, each with the batches its ranks completed):
+// with none, the sampler's pass (train_pass_batches); else the rows those
+// segments left untrained (pass_rows_left), cut into equal contiguous shards
+// over this run's ranks (padded from the first rows when they do not divide,
+// as the sampler pads a whole epoch) and into batches of `batch_size`. Throws
+// std::invalid_argument when a segment claims more batches than it had.
+SKEIN_EXPORT std::vector<std::vector<std::int64_t>> pass_segment_batches(std::int64_t samples, const RunInfo& run,
                                                                          std::int64_t batch_size,
                                                                          std::uint64_t seed, long epoch,
-                                                                         const PassStart& began);
+                                                                         const std::vector<PassSegment>& before);
+// The rows of an epoch's pass that `done` left untrained, in global order
+// (rank by rank, batch by batch), each once: a row trained anywhere in a
+// segment is not left, and a padded repeat is left once.
+SKEIN_EXPORT std::vector<std::int64_t> pass_rows_left(std::int64_t samples, std::int64_t batch_size,
+                                                      std::uint64_t seed, long epoch,
+                                                      const std::vector<PassSegment>& done);
 // This rank's batches of an evaluation pass: every sample exactly once over
 // all ranks (contiguous shards, no padding).
 SKEIN_EXPORT std::vector<std::vector<std::int64_t>> eval_pass_batches(std::int64_t samples, const RunInfo& run,
