@@ -145,6 +145,28 @@ BOOST_AUTO_TEST_CASE(restarts_are_bounded_and_start_over_without_a_checkpoint) {
   BOOST_TEST(!contains(bad.err, "restarting"), bad.err);
 }
 
+// A worker killed inside a write to the launcher's FileStore (an OOM kill
+// while zero streams its optimizer shard to rank 0 at a checkpoint) leaves a
+// torn record, which libtorch's FileStore re-reads forever: the launcher
+// spun on it when it let the store go (100 % CPU, SIGTERM ignored, no
+// restart). It now drops a failed attempt's store unread and restarts.
+BOOST_AUTO_TEST_CASE(a_worker_killed_inside_a_store_write_does_not_hang_its_launcher) {
+  auto cfg = test::synthetic_config();
+  cfg["model"]["hidden"] = {256, 256};  // Adam's state of half of it: ~280 KB, streamed through the store
+  cfg["optimizer"] = {{"name", "adam"}, {"lr", 0.001}};
+  cfg["parallel"] = {{"plugin", "zero"}, {"stage", 2}};
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  const std::string run = dir("torn");
+  auto r = skein("--config " + write_config(cfg) + " --run-dir " + run + " --nproc-per-node 2 --timeout 30 --max-restarts 1",
+                 test::with_fault("SKEIN_TEST_TEAR_STORE_WRITE_RANK=1"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "worker rank 1"), r.err);
+  BOOST_TEST(contains(r.err, "with signal 9"), r.err);
+  BOOST_TEST(contains(r.err, "restarting all workers (restart 1 of 1)"), r.err);
+  BOOST_TEST(load_json(run + "/history.json").size() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(an_unreachable_master_is_a_clear_error_within_the_timeout) {
   const std::string config = write_config(two_process_config());
   const int port = test::free_port();  // nobody listens there

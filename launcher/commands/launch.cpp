@@ -331,3 +331,5 @@ int launch(const LaunchOptions& o) {
 }
 
 }  // namespace skein::launcher
+    // Every worker has ended; one killed mid-write may have torn the store's last record.
+    if (result.interrupted || result.failed) rdzv->abandon();

@@ -1,5 +1,7 @@
 #include "skein/training/rendezvous.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
@@ -84,8 +86,9 @@ namespace {
 
 class StoreRendezvous final : public Rendezvous {
  public:
-  StoreRendezvous(c10::intrusive_ptr<c10d::Store> store, int port)
-      : store_(std::move(store)), port_(port) {}
+  // `file`: the FileStore's path ("" for a TCPStore).
+  StoreRendezvous(c10::intrusive_ptr<c10d::Store> store, int port, std::string file = "")
+      : store_(std::move(store)), port_(port), file_(std::move(file)) {}
   int port() const override { return port_; }
   void publish(const std::string& key, const std::string& value) override {
     store_set(*store_, key, value);
@@ -96,9 +99,15 @@ class StoreRendezvous final : public Rendezvous {
     return core::collect_digests(*store_, run_id, world_size);
   }
 
+  // ~FileStore returns at once when its file is gone.
+  void abandon() override {
+    if (!file_.empty()) ::unlink(file_.c_str());
+  }
+
  private:
   c10::intrusive_ptr<c10d::Store> store_;
   int port_;
+  std::string file_;
 };
 
 }  // namespace
@@ -107,7 +116,7 @@ std::unique_ptr<Rendezvous> Rendezvous::file_store(const std::string& path, int 
                                                    double timeout_s) {
   auto store = c10::make_intrusive<c10d::FileStore>(path, users);
   store->setTimeout(to_millis(timeout_s));
-  return std::make_unique<StoreRendezvous>(store, 0);
+  return std::make_unique<StoreRendezvous>(store, 0, path);
 }
 
 std::unique_ptr<Rendezvous> Rendezvous::tcp_server(int port, int world_size, double timeout_s) {

@@ -56,6 +56,13 @@ class SKEIN_EXPORT Rendezvous {
   virtual void publish(const std::string& key, const std::string& value) = 0;
   virtual std::string fetch(const std::string& key) = 0;  // waits up to the timeout
   virtual IntegrityReport collect_digests(const std::string& run_id, int world_size) = 0;
+  // After an attempt that failed, before this object goes: its workers are
+  // stopped, and one killed inside a write may have left the FileStore's file
+  // ending in a torn record, which libtorch's FileStore would read forever
+  // (its reader loops on a short read), its own clean-up in the destructor
+  // included. The file is removed, so nothing reads it again (a restart gets
+  // a new one). Nothing to do for a TCPStore.
+  virtual void abandon() = 0;
 };
 
 }  // namespace skein::core
