@@ -302,4 +302,57 @@ BOOST_AUTO_TEST_CASE(data_errors_exit_1_with_one_line) {
   BOOST_TEST(contains(r.err, "bad magic"), r.err);
 }
 
+// The launcher's lines about a failed attempt reach train.log, not only the
+// terminal: the log went from epoch 1 to "Resumed from ..." (issue 48).
+BOOST_AUTO_TEST_CASE(a_killed_attempt_is_in_train_log) {
+  auto cfg = test::two_process_config();
+  cfg["max_epochs"] = 3;
+  test::write_text(tmp.str("two.json"), cfg.dump());
+  const std::string run = tmp.str("killed");
+  // Rank 1 is killed in epoch 2 of the first attempt; the restart resumes from epoch 1's checkpoint.
+  auto r = test::run(test::in_private_network(
+      kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --config " + tmp.str("two.json") + " --run-dir " + run +
+      " --nproc-per-node 2 --timeout 30 --max-restarts 1 "
+      "--plugin probe_callback:signal_at=2,signal=9,signal_rank=1,only_attempt=0"));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string log = test::read_text(run + "/train.log");
+  const auto failed = log.find("skein: error: worker rank 1 on ");
+  const auto restarting = log.find("skein: restarting all workers (restart 1 of 1)\n");
+  const auto resumed = log.find("Resumed from " + run + "/checkpoints/epoch_0001");
+  BOOST_TEST(failed != std::string::npos, log);
+  BOOST_TEST(contains(log.substr(failed == std::string::npos ? 0 : failed), "with signal 9 (Killed)\n"), log);
+  BOOST_TEST(restarting != std::string::npos, log);
+  BOOST_TEST(resumed != std::string::npos, log);
+  BOOST_TEST((failed < restarting && restarting < resumed), log);
+}
+
+// Workers beyond the documented bounds are refused in one line before any
+// starts: 8 per usable core (taskset: one core here, so 8), and a world that
+// the open-file limit cannot connect (each worker to every other). 100000
+// kept forking workers (issue 49). --timeout beyond 30 days overflowed Gloo.
+BOOST_AUTO_TEST_CASE(worker_counts_and_the_timeout_are_bounded_before_any_worker_starts) {
+  const std::string run = tmp.str("bounded");
+  const std::string train = kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + run + " ";
+  auto many = test::run("taskset -c 0 " + train + "--nproc-per-node 9", 60);
+  BOOST_TEST(many.exit_code == 2, many.err);
+  BOOST_TEST(one_error_line(many), many.err);
+  BOOST_TEST(contains(many.err, "--nproc-per-node 9: at most 8 on this machine (8 per CPU core, 1 core usable)"),
+             many.err);
+  auto world = test::run("sh -c 'ulimit -n 100; exec " + train +
+                             "--nproc-per-node 2 --nnodes 30 --node-rank 1 --master-port 1'", 60);
+  BOOST_TEST(world.exit_code == 2, world.err);
+  BOOST_TEST(one_error_line(world), world.err);
+  BOOST_TEST(contains(world.err, "--nnodes 30 x --nproc-per-node 2 = 60 workers"), world.err);
+  BOOST_TEST(contains(world.err, "open-file limit 100 (ulimit -n) allows, at most 36 workers"), world.err);
+  auto timeout = test::run(train + "--nproc-per-node 2 --timeout 1e20", 60);
+  BOOST_TEST(timeout.exit_code == 2, timeout.err);
+  BOOST_TEST(one_error_line(timeout), timeout.err);
+  BOOST_TEST(contains(timeout.err, "--timeout 1e+20: must be a number of seconds in (0, 2592000] (30 days)"),
+             timeout.err);
+  auto env = test::run("env SKEIN_TIMEOUT_S=1e20 " + train, 60);
+  BOOST_TEST(env.exit_code == 2, env.err);
+  BOOST_TEST(contains(env.err, "SKEIN_TIMEOUT_S='1e20': must be a number of seconds in (0, 2592000]"), env.err);
+  BOOST_TEST(!boost::filesystem::exists(run));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

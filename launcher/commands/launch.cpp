@@ -1,8 +1,13 @@
 #include "launch.hpp"
 
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +15,8 @@
 
 #include <iostream>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
@@ -18,6 +25,7 @@
 #include "skein/host/exit_codes.hpp"
 #include "skein/host/failure_report.hpp"
 #include "skein/host/host_address.hpp"
+#include "skein/host/launcher_env.hpp"  // check_timeout_s
 #include "skein/training/rendezvous.hpp"
 #include "skein/training/train_run.hpp"
 #include "skein/training/run_dir.hpp"
@@ -81,15 +89,56 @@ std::string hostname() {
   return buf;
 }
 
+// The cores this process may run on (its affinity mask, as `nproc` counts).
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// How many workers a node and a run may have, checked before any starts
+// (docs/distributed.md, "Launcher options"). Per node: kWorkersPerCore per
+// usable core; beyond that the workers only take turns on the cores (each
+// collective waits for the slowest), while each still loads libtorch. Per run:
+// every worker keeps a connection to each of the others (Gloo's full mesh),
+// so the world and a reserve for its own files must fit the open-file limit
+// the workers inherit (ulimit -n).
+constexpr int kWorkersPerCore = 8;
+constexpr long long kFilesBesidesPeers = 64;
+
+void check_worker_counts(const LaunchOptions& o) {
+  const int cores = usable_cores();
+  const long long per_node = static_cast<long long>(kWorkersPerCore) * cores;
+  if (o.nproc_per_node > per_node)
+    throw ConfigError("--nproc-per-node " + std::to_string(o.nproc_per_node) + ": at most " +
+                      std::to_string(per_node) + " on this machine (" + std::to_string(kWorkersPerCore) +
+                      " per CPU core, " + std::to_string(cores) + " core" + (cores == 1 ? "" : "s") +
+                      " usable); more would only take turns on the cores");
+  const long long world = static_cast<long long>(o.nnodes) * o.nproc_per_node;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return;
+  const long long most = static_cast<long long>(files.rlim_cur) - kFilesBesidesPeers;
+  if (world > most)
+    throw ConfigError("--nnodes " + std::to_string(o.nnodes) + " x --nproc-per-node " +
+                      std::to_string(o.nproc_per_node) + " = " + std::to_string(world) +
+                      " workers, each connected to every other: more than the open-file limit " +
+                      std::to_string(files.rlim_cur) + " (ulimit -n) allows, at most " +
+                      std::to_string(std::max(0LL, most)) + " workers; raise it with ulimit -n");
+}
+
 void validate(const LaunchOptions& o) {
   if (o.nproc_per_node < 1) throw ConfigError("--nproc-per-node must be at least 1");
   if (o.nnodes < 1) throw ConfigError("--nnodes must be at least 1");
+  check_worker_counts(o);
   if (o.node_rank < 0 || o.node_rank >= o.nnodes)
     throw ConfigError("--node-rank must be in [0, " + std::to_string(o.nnodes) + ")");
   if (o.master_port < 0 || o.master_port > 65535) throw ConfigError("--master-port must be in [0, 65535]");
   if (o.nnodes > 1 && o.master_port == 0)
     throw ConfigError("--nnodes > 1 needs an explicit --master-port that every node uses");
-  if (!(o.timeout_s > 0)) throw ConfigError("--timeout must be positive");
+  std::ostringstream timeout;
+  timeout << "--timeout " << o.timeout_s;
+  core::check_timeout_s(o.timeout_s, timeout.str());
   if (o.max_restarts < 0) throw ConfigError("--max-restarts must be >= 0");
   // Every node's workers reach node 0 there: a name that does not resolve
   // fails now, not after --timeout of retries.
@@ -200,12 +249,29 @@ std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& atte
   return workers;
 }
 
-void print_failure(const GroupResult& r) {
-  std::cerr << "skein: error: worker rank " << r.rank << " on " << hostname() << " (pid " << r.pid
-            << ") failed at " << r.when << " with "
-            << (r.signal ? "signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) + ")"
-                         : "exit code " + std::to_string(r.exit_code))
-            << (r.last_error_line.empty() ? "" : ": " + r.last_error_line) << std::endl;
+std::string failure_line(const GroupResult& r) {
+  return "skein: error: worker rank " + std::to_string(r.rank) + " on " + hostname() + " (pid " +
+         std::to_string(r.pid) + ") failed at " + r.when + " with " +
+         (r.signal ? "signal " + std::to_string(r.signal) + " (" + strsignal(r.signal) + ")"
+                   : "exit code " + std::to_string(r.exit_code)) +
+         (r.last_error_line.empty() ? "" : ": " + r.last_error_line);
+}
+
+// A line of the launcher's about an attempt (a worker's failure, a restart):
+// on stderr, and appended to the run's train.log, so that the log says why
+// it goes from an epoch to "Resumed from ...". One write of the whole line
+// (O_APPEND) to a log the run already has: nothing is created, and a link,
+// a FIFO or anything but a regular file is left alone.
+void say_in_terminal_and_log(const std::string& run_dir, const std::string& line) {
+  std::cerr << line << std::endl;
+  if (run_dir.empty()) return;
+  const std::string path = run_files::path(run_dir, run_files::kLog);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  const std::string text = line + "\n";
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)!::write(fd, text.data(), text.size());
+  ::close(fd);
 }
 
 // After every worker of node 0 succeeded: compares the histories of all
@@ -259,18 +325,23 @@ std::string agree_on_run_dir(const LaunchOptions& o, core::Rendezvous& rdzv) {
 
 // Reports a failed attempt. The launcher's exit code when it gives up, or
 // nullopt when attempt `number` is followed by a restart.
-std::optional<int> after_failure(const GroupResult& result, int number, int max_restarts) {
-  print_failure(result);
-  // A worker's config error stays a config error, and a restart cannot mend it.
-  if (result.exit_code == exit_code::kConfig) return exit_code::kConfig;
+std::optional<int> after_failure(const GroupResult& result, int number, int max_restarts,
+                                 const std::string& run_dir) {
+  // A worker's config error stays a config error, and a restart cannot mend
+  // it; the run did not start, so its log (a run being resumed) is left alone.
+  if (result.exit_code == exit_code::kConfig) {
+    std::cerr << failure_line(result) << std::endl;
+    return exit_code::kConfig;
+  }
+  say_in_terminal_and_log(run_dir, failure_line(result));
   if (number >= max_restarts) {
     if (max_restarts > 0)
-      std::cerr << "skein: error: giving up after " << max_restarts << " restart"
-                << (max_restarts == 1 ? "" : "s") << " (--max-restarts)" << std::endl;
+      say_in_terminal_and_log(run_dir, "skein: error: giving up after " + std::to_string(max_restarts) + " restart" +
+                                           (max_restarts == 1 ? "" : "s") + " (--max-restarts)");
     return exit_code::kFailure;
   }
-  std::cerr << "skein: restarting all workers (restart " << number + 1 << " of " << max_restarts << ")"
-            << std::endl;
+  say_in_terminal_and_log(run_dir, "skein: restarting all workers (restart " + std::to_string(number + 1) + " of " +
+                                       std::to_string(max_restarts) + ")");
   return std::nullopt;
 }
 
@@ -320,16 +391,16 @@ int launch(const LaunchOptions& o) {
     GroupOptions group;
     group.quiet_ranks = o.quiet_ranks;
     const GroupResult result = run_workers(workers, group);
+    // Every worker has ended; one killed mid-write may have torn the store's last record.
+    if (result.interrupted || result.failed) rdzv->abandon();
 
     if (result.interrupted) {
       std::cerr << "skein: error: interrupted at " << result.when << "; all workers stopped" << std::endl;
       return exit_code::kFailure;
     }
     if (!result.failed) return finish_run(o, run_dir, attempt.run_id, *rdzv);
-    if (const auto code = after_failure(result, number, max_restarts)) return *code;
+    if (const auto code = after_failure(result, number, max_restarts, run_dir)) return *code;
   }
 }
 
 }  // namespace skein::launcher
-    // Every worker has ended; one killed mid-write may have torn the store's last record.
-    if (result.interrupted || result.failed) rdzv->abandon();

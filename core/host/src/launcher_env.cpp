@@ -404,6 +404,12 @@ LauncherEnv read_launcher_env(const std::map<std::string, std::string>& vars) {
   });
 }
 
+void check_timeout_s(double seconds, const std::string& what) {
+  if (!(seconds > 0 && seconds <= kMaxTimeoutS))
+    throw ConfigError(what + ": must be a number of seconds in (0, " +
+                      std::to_string(static_cast<long>(kMaxTimeoutS)) + "] (30 days)");
+}
+
 EnvLookup process_env() {
   return [](const std::string& name) -> std::optional<std::string> {
     const char* v = std::getenv(name.c_str());

@@ -59,9 +59,8 @@ RunInfo read_run_env(const LauncherEnv& launcher) {
   if (const char* t = env_value(env::kTimeout)) {
     char* end = nullptr;
     run.timeout_s = std::strtod(t, &end);
-    if (*end != '\0' || !(run.timeout_s > 0))
-      throw ConfigError(std::string("environment variable ") + env::kTimeout + "='" + t +
-                        "' must be a positive number of seconds");
+    if (*end != '\0') run.timeout_s = 0;  // refused below, naming the text
+    check_timeout_s(run.timeout_s, std::string("environment variable ") + env::kTimeout + "='" + t + "'");
   }
   if (launcher.pod_processes > 0) {
     const std::string n = std::to_string(launcher.pod_processes);

@@ -73,4 +73,13 @@ SKEIN_EXPORT EnvLookup process_env();
 // MASTER_PORT there.
 SKEIN_EXPORT int slurm_master_port(long job_id);
 
+// The longest timeout of a store wait or collective (--timeout,
+// SKEIN_TIMEOUT_S), in seconds: 30 days. c10d and Gloo count it in
+// milliseconds and add it to the clock, which a larger value overflows
+// (Gloo's "Invalid timeout"); waits longer than this are none a run needs.
+inline constexpr double kMaxTimeoutS = 30 * 24 * 3600;
+// Throws ConfigError "WHAT: must be ..." unless 0 < seconds <= kMaxTimeoutS;
+// WHAT names the setting and its value as given ("--timeout 1e+20").
+SKEIN_EXPORT void check_timeout_s(double seconds, const std::string& what);
+
 }  // namespace skein::core
