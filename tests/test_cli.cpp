@@ -326,6 +326,29 @@ BOOST_AUTO_TEST_CASE(a_killed_attempt_is_in_train_log) {
   BOOST_TEST((failed < restarting && restarting < resumed), log);
 }
 
+// A resume on another world size says what becomes of the global batch, at
+// the same learning rate, and where the docs say what to do (issue 48).
+BOOST_AUTO_TEST_CASE(a_resume_on_another_world_size_gives_the_global_batch_before_and_after) {
+  auto cfg = test::two_process_config();
+  cfg["max_epochs"] = 1;
+  test::write_text(tmp.str("two.json"), cfg.dump());
+  const std::string run = tmp.str("resized");
+  auto two = test::run(test::in_private_network(kSkein + " train --plugin-dir " TEST_PLUGIN_DIR " --config " +
+                                                tmp.str("two.json") + " --run-dir " + run +
+                                                " --nproc-per-node 2 --timeout 30"));
+  BOOST_REQUIRE_MESSAGE(two.exit_code == 0, two.err);
+  // Two processes of batch_size 32 to one: the global batch halves.
+  auto alone = test::run(test::in_private_network(kSkein + " train --resume " + run + " --set max_epochs=2"));
+  BOOST_REQUIRE_MESSAGE(alone.exit_code == 0, alone.err);
+  const std::string log = test::read_text(run + "/train.log");
+  const auto line = log.find("World size 2 -> 1 (checkpoint ");
+  BOOST_REQUIRE_MESSAGE(line != std::string::npos, log);
+  BOOST_TEST(contains(log.substr(line, log.find('\n', line) - line),
+                      "; the global batch 64 -> 32 samples per optimizer step at the same learning rate (rescaling: "
+                      "docs/user-guide.md, \"Checkpoints and resume\")"),
+             log);
+}
+
 // Workers beyond the documented bounds are refused in one line before any
 // starts: 8 per usable core (taskset: one core here, so 8), and a world that
 // the open-file limit cannot connect (each worker to every other). 100000

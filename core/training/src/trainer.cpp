@@ -267,11 +267,24 @@ void Trainer::resume(const std::string& dir, const RestoreOptions& options) {
   resume(dir, read_checked_checkpoint(dir), options);
 }
 
+namespace {
+// On another world size (`was` ranks, 0: the same): the global batch before
+// and after, at the same learning rate.
+std::string global_batch_change(int was, const RunInfo& run, const RunConfig& config) {
+  if (was == 0) return "";
+  const long per_rank = config.batch_size * config.accumulate_steps;
+  return "; the global batch " + std::to_string(was * per_rank) + " -> " + std::to_string(run.world_size * per_rank) +
+         " samples per optimizer step at the same learning rate (rescaling: docs/user-guide.md, "
+         "\"Checkpoints and resume\")";
+}
+}  // namespace
+
 void Trainer::resume(const std::string& dir, const CheckpointMeta& meta, const RestoreOptions& options) {
   Restored restored = restore_checkpoint(dir, meta, parts_, history_, config_, run_, options);
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
-  if (!restored.note.empty()) log_ << restored.note << "\n";
+  if (!restored.note.empty())
+    log_ << restored.note << global_batch_change(restored.world_size_was, run_, config_) << "\n";
   resized_ = restored.world_size_was != 0;
   epoch_ = restored.epoch;
   start_epoch_ = epoch_ + 1;
