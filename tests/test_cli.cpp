@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "skein/detail/version.hpp"
+#include "skein/io/npy.hpp"
 #include "test_support.hpp"
 #include "skein/torch_compat/backends.hpp"
 
@@ -376,6 +377,26 @@ BOOST_AUTO_TEST_CASE(worker_counts_and_the_timeout_are_bounded_before_any_worker
   BOOST_TEST(env.exit_code == 2, env.err);
   BOOST_TEST(contains(env.err, "SKEIN_TIMEOUT_S='1e20': must be a number of seconds in (0, 2592000]"), env.err);
   BOOST_TEST(!boost::filesystem::exists(run));
+}
+
+// export and predict run a trained model: their refusals of a device name
+// their --device flag and say how to run the model on the CPU, not "train".
+BOOST_AUTO_TEST_CASE(export_and_predict_name_their_device_flag) {
+  const std::string run = tmp.str("dev");
+  auto trained = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " + run +
+                           " --set max_epochs=1 --plugin checkpoint");
+  BOOST_REQUIRE_MESSAGE(trained.exit_code == 0, trained.err);
+  test::write_text(tmp.str("in.npy"), skein::npy_bytes(torch::zeros({2, 16})));
+  for (const std::string command : {"export " + run + " --format state_dict --out " + tmp.str("x.pt"),
+                                    "predict " + run + " --inputs " + tmp.str("in.npy") + " --out " + tmp.str("y.npy")}) {
+    auto r = test::run(kSkein + " " + command + " --device cuda:63");
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(one_error_line(r), r.err);
+    BOOST_TEST(contains(r.err, "skein: error: --device: 'cuda:63' asked for, but "), r.err);
+    BOOST_TEST(!contains(r.err, "train"), r.err);
+    auto spelled = test::run(kSkein + " " + command + " --device gpu");
+    BOOST_TEST(contains(spelled.err, "--device: must be auto, cpu, cuda or cuda:N, got 'gpu'"), spelled.err);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

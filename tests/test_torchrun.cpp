@@ -161,4 +161,41 @@ BOOST_AUTO_TEST_CASE(a_config_error_reaches_torchruns_summary_through_its_error_
   BOOST_TEST(!contains(r.err, "traceback : To enable traceback"), r.err);
 }
 
+// TORCHELASTIC_ERROR_FILE set by hand may name any file: a failing worker
+// writes its record only where there is none, nothing, or an earlier record;
+// another run's config.json or history.json stays as it was (issue 49).
+BOOST_AUTO_TEST_CASE(the_error_file_never_replaces_another_file) {
+  auto cfg = two_process_config();
+  cfg["optimizer"]["lr"] = -1;
+  const std::string config = write_config(cfg);
+  const auto fail_with_error_file = [&](const std::string& file) {
+    return test::run("env TORCHELASTIC_ERROR_FILE=" + file + " " + kSkein + " train" + kProbe + "--config " + config +
+                     " --run-dir " + dir("bad"));
+  };
+  const std::string config_json = dir("config.json"), history_json = dir("history.json");
+  test::write_text(config_json, two_process_config().dump(2));
+  test::write_text(history_json, "[{\"epoch\": 1, \"train_loss\": 0.5}]\n");
+  for (const std::string& other : {config_json, history_json}) {
+    const std::string before = test::read_text(other);
+    auto r = fail_with_error_file(other);
+    BOOST_TEST(r.exit_code == 2, r.err);
+    BOOST_TEST(test::read_text(other) == before, other);
+    BOOST_TEST(contains(r.err, "skein: warning: TORCHELASTIC_ERROR_FILE=" + other +
+                                   " names a file that holds other data; left as it is"),
+               r.err);
+    BOOST_TEST(contains(r.err, "skein: error: "), r.err);
+  }
+  // Missing, empty, or an earlier error record: written in torchrun's layout.
+  const std::string fresh = dir("fresh.json"), empty = dir("empty.json"), earlier = dir("earlier.json");
+  test::write_text(empty, "");
+  test::write_text(earlier, R"({"message": {"message": "RuntimeError: before", "extraInfo": {"timestamp": "1"}}})");
+  for (const std::string& file : {fresh, empty, earlier}) {
+    auto r = fail_with_error_file(file);
+    BOOST_TEST(r.exit_code == 2, r.err);
+    const auto record = load_json(file);
+    BOOST_TEST(contains(record["message"]["message"].get<std::string>(), "skein: error: "), file);
+    BOOST_TEST(contains(record["message"]["extraInfo"]["py_callstack"].get<std::string>(), "lr"), file);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -97,4 +97,26 @@ BOOST_AUTO_TEST_CASE(a_worker_that_reports_nothing_is_named_with_its_last_error_
   BOOST_TEST(r.last_error_line == "something broke");
 }
 
+// A peer's line as Gloo 2.x words a lost connection, wrapped by ddp: the
+// launcher's line keeps the error and drops Gloo's advice and sign-off
+// (issue 48), from a report and from a last stderr line alike.
+BOOST_AUTO_TEST_CASE(gloos_advice_is_dropped_from_the_line_a_worker_failed_with) {
+  const std::string gloo =
+      "ddp: gradient all-reduce failed: a peer died or did not answer within the run's timeout "
+      "([../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:4242. "
+      "This is typically caused by a remote worker crashing. Check the logs of the remote worker before "
+      "reporting an error. GLHF! \xf0\x9f\x8f\x96\xef\xb8\x8f)";
+  const std::string expected =
+      "ddp: gradient all-reduce failed: a peer died or did not answer within the run's timeout "
+      "([../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:4242.)";
+  const nlohmann::json record = {{"rank", 1}, {"time_us", 1000}, {"message", gloo}, {"exit_code", 1}};
+  test::write_text(tmp.str("record.json"), record.dump());
+  auto reported = run({worker(0, "exec sleep 600"), worker(1, "mv " + tmp.str("record.json") + " " + error_file(1) + "; exit 1")});
+  BOOST_TEST(reported.rank == 1);
+  BOOST_TEST(reported.last_error_line == expected);
+  auto printed = run({worker(0, "exec sleep 600"), worker(1, "printf '%b\\n' \"" + gloo + "\" >&2; exit 1")});
+  BOOST_TEST(printed.rank == 1);
+  BOOST_TEST(printed.last_error_line == expected);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,7 +17,7 @@ int fail(int code, const std::string& message) {
   // launcher's line is then the only one. Other errors are printed here too,
   // each rank's own (the root cause and what it caused in its peers).
   const bool launcher_has_it = skein::core::report_failure(message, code);
-  if (!(launcher_has_it && code == exit_code::kConfig)) std::cerr << "skein: error: " << skein::first_line(message) << std::endl;
+  if (!(launcher_has_it && code == exit_code::kConfig)) std::cerr << "skein: error: " << core::failure_line(message) << std::endl;
   return code;
 }
 

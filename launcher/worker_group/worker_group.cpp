@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "skein/host/exit_codes.hpp"
+#include "skein/host/failure_report.hpp"
 #include "skein/detail/json.hpp"
 
 extern char** environ;
@@ -172,7 +173,9 @@ void find_root_cause(const std::vector<Worker*>& first_failures, std::vector<Wor
     result.exit_code = report.exit_code;
     result.signal = 0;
   }
-  result.last_error_line = report.time_us >= 0 ? report.message : root->last_error_line;
+  // As the worker would print it (a worker of another build, or a line that
+  // is not its report, may still carry Gloo's advice).
+  result.last_error_line = core::failure_line(report.time_us >= 0 ? report.message : root->last_error_line);
 }
 
 // One node's running workers: their output streams, their exits, and the

@@ -12,13 +12,17 @@ namespace {
 
 constexpr const char* kAllowed = "auto, cpu, cuda or cuda:N";
 
+[[noreturn]] void refuse_spelling(const std::string& spec, const DeviceSetting& setting) {
+  throw ConfigPathError("device", setting.name + ": must be " + std::string(kAllowed) + ", got '" + spec + "'");
+}
+
 // N of "cuda:N", or -1 for "cuda"; throws for anything else starting "cuda".
-int cuda_index(const std::string& spec) {
+int cuda_index(const std::string& spec, const DeviceSetting& setting) {
   if (spec == "cuda") return -1;
   const std::string digits = spec.substr(5);
   if (spec.rfind("cuda:", 0) != 0 || digits.empty() || digits.size() > 4 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
-    throw ConfigPathError("device", "device: must be " + std::string(kAllowed) + ", got '" + spec + "'");
+    refuse_spelling(spec, setting);
   return std::stoi(digits);
 }
 
@@ -31,24 +35,26 @@ std::string no_cuda_reason() {
 
 }  // namespace
 
-void check_device_spec(const std::string& spec) {
+DeviceSetting device_flag_of_a_command() { return {"--device", "use --device cpu to run the model on the CPU"}; }
+
+void check_device_spec(const std::string& spec, const DeviceSetting& setting) {
   if (spec == "auto" || spec == "cpu") return;
   if (spec.rfind("cuda", 0) == 0) {
-    cuda_index(spec);
+    cuda_index(spec, setting);
     return;
   }
-  throw ConfigPathError("device", "device: must be " + std::string(kAllowed) + ", got '" + spec + "'");
+  refuse_spelling(spec, setting);
 }
 
-DeviceChoice choose_device(const std::string& spec, const RunInfo& run) {
-  check_device_spec(spec);
+DeviceChoice choose_device(const std::string& spec, const RunInfo& run, const DeviceSetting& setting) {
+  check_device_spec(spec, setting);
   if (spec == "cpu") return {torch::kCPU, "cpu"};
   const auto visible = static_cast<int>(torch::cuda::device_count());
   if (spec == "auto" && visible == 0) return {torch::kCPU, "auto: " + no_cuda_reason()};
   if (visible == 0)
-    throw ConfigPathError("device", "device: '" + spec + "' asked for, but " + no_cuda_reason() +
-                                        "; use \"auto\" or \"cpu\" to train on the CPU");
-  int index = cuda_index(spec == "auto" ? std::string("cuda") : spec);
+    throw ConfigPathError("device", setting.name + ": '" + spec + "' asked for, but " + no_cuda_reason() + "; " +
+                                        setting.on_the_cpu);
+  int index = cuda_index(spec == "auto" ? std::string("cuda") : spec, setting);
   std::string why = spec;
   if (index < 0) {
     // One process per device; several processes share one when there are
@@ -57,7 +63,7 @@ DeviceChoice choose_device(const std::string& spec, const RunInfo& run) {
     why += ": LOCAL_RANK " + std::to_string(run.local_rank) + " of " + std::to_string(visible) +
            " visible CUDA device" + (visible > 1 ? "s" : "");
   } else if (index >= visible) {
-    throw ConfigPathError("device", "device: '" + spec + "' asked for, but " + std::to_string(visible) +
+    throw ConfigPathError("device", setting.name + ": '" + spec + "' asked for, but " + std::to_string(visible) +
                                         " CUDA device" + (visible > 1 ? "s are" : " is") + " visible (0 to " +
                                         std::to_string(visible - 1) + ")");
   }

@@ -150,7 +150,7 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   scale_inputs_ = options.input_scaling;
   const std::string file = checkpoint_dir_ + "/" + checkpoint_files::kStateDict;
   load_state_dict(*model_, read_state_dict(file), "checkpoint " + file);
-  device_ = choose_device(options.device, RunInfo{}).device;
+  device_ = choose_device(options.device, RunInfo{}, device_flag_of_a_command()).device;
   model_->to(device_);
   scaling_ = scaling_.on(device_);
   model_->eval();

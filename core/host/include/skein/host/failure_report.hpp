@@ -15,6 +15,13 @@ namespace skein::core {
 // (interrupt.hpp), 1 for anything else.
 SKEIN_EXPORT int exit_code_for(const std::exception& e);
 
+// The one line a failure is reported with: skein::first_line(message), less
+// the advice Gloo appends to its transport errors ("This is typically caused
+// by a remote worker crashing. Check the logs ... GLHF!"), which hides the
+// error itself ("Connection closed by peer [10.0.0.2]:4242") behind a
+// sentence that the launcher's own line (which rank failed first) answers.
+SKEIN_EXPORT std::string failure_line(const std::string& message);
+
 // Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE
 // (env::kErrorFile, set by the launcher: one file per worker), and under
 // torchrun the same message to $TORCHELASTIC_ERROR_FILE in torchrun's layout,

@@ -21,14 +21,25 @@ struct DeviceChoice {
   std::string why;  // for the log: "auto: no CUDA device visible"
 };
 
+// How refusals name the setting and what to do instead: the config's
+// "device" for training; export's and predict's --device flag, which run a
+// trained model.
+struct DeviceSetting {
+  std::string name = "device";
+  std::string on_the_cpu = "use \"auto\" or \"cpu\" to train on the CPU";
+};
+// The wording for export and predict.
+SKEIN_EXPORT DeviceSetting device_flag_of_a_command();
+
 // Checks the spelling of a "device" value (no device is looked at): throws
 // ConfigPathError at "device" naming the value.
-SKEIN_EXPORT void check_device_spec(const std::string& spec);
+SKEIN_EXPORT void check_device_spec(const std::string& spec, const DeviceSetting& setting = {});
 
 // The device `spec` means for the process `run` describes. Throws
 // ConfigPathError at "device", one line naming the missing device, when it
 // asks for CUDA that this libtorch or machine does not have.
-SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& run);
+SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& run,
+                                        const DeviceSetting& setting = {});
 
 // The state of the default generator of `run`'s CUDA device, as bytes
 // ("" when the run is on the CPU), and its inverse (nothing on the CPU).
