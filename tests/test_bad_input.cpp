@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <array>
 #include <sstream>
 
 #include <torch/csrc/jit/serialization/pickle.h>
@@ -706,6 +707,25 @@ BOOST_AUTO_TEST_CASE(an_input_that_is_not_a_regular_file_is_refused_by_name) {
   expect(test::run(test::in_private_network(kSkein + " train --config " + tmp.str("tiny.json") +
                                             " --plugin npy:train_inputs=" + fifo + ",train_targets=" + fifo), 20),
          1, "'" + fifo + "' is not a regular file (a FIFO)");
+}
+
+// A plugin whose library crashes while it loads (a static initializer) or
+// while it is created was reported "outside any plugin hook" (issue 49).
+BOOST_AUTO_TEST_CASE(a_plugin_that_crashes_while_loading_or_being_created_is_named) {
+  const std::vector<std::array<std::string, 3>> cases = {
+      {"load", "segv", "SIGSEGV (segmentation fault) in plugin 'crashes' (loading its library)"},
+      {"load", "abort", "SIGABRT (abort) in plugin 'crashes' (loading its library)"},
+      {"create", "segv", "SIGSEGV (segmentation fault) in plugin 'crashes' (being created)"}};
+  for (const auto& [in, with, line] : cases) {
+    auto r = test::run(no_core_dump("env SKEIN_TEST_CRASH_IN=" + in + " SKEIN_TEST_CRASH_WITH=" + with + " " + kSkein +
+                                    " train --plugin-dir " TEST_PLUGIN_DIR " --config " + tmp.str("tiny.json") +
+                                    " --run-dir " + tmp.str("crash-" + in + with) + " --plugin crashes"));
+    BOOST_TEST(r.exit_code != 0, in << with);
+    BOOST_TEST(contains(r.err, "skein: error: rank 0: " + line), r.err);
+  }
+  // Listing it reads its manifest and runs none of its code.
+  auto listed = test::run("env SKEIN_TEST_CRASH_IN=load " + kSkein + " plugins describe crashes --plugin-dir " TEST_PLUGIN_DIR);
+  BOOST_TEST(listed.exit_code == 0, listed.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -399,4 +399,25 @@ BOOST_AUTO_TEST_CASE(export_and_predict_name_their_device_flag) {
   }
 }
 
+// One symbolic link loop in a plugin directory broke every command with
+// Boost's raw error (issue 49): it is skipped with a warning.
+BOOST_AUTO_TEST_CASE(a_symbolic_link_loop_in_a_plugin_directory_is_skipped) {
+  boost::filesystem::create_directories(tmp.str("loops"));
+  boost::filesystem::create_symlink("libloop.so", tmp.str("loops/libloop.so"));
+  const std::string env = "env SKEIN_PLUGIN_PATH=" + tmp.str("loops") + " ";
+  auto listed = test::run(env + kSkein + " plugins");
+  BOOST_TEST(listed.exit_code == 0, listed.err);
+  BOOST_TEST(contains(listed.out, "mlp"), listed.out);
+  BOOST_TEST(contains(listed.err, "skein: warning: plugin directory '" + tmp.str("loops") +
+                                      "': skipped 'libloop.so': Too many levels of symbolic links"),
+             listed.err);
+  auto trained = test::run(env + kSkein + " train --config " + tmp.str("tiny.json") + " --run-dir " +
+                           tmp.str("loop-run") + " --set max_epochs=1");
+  BOOST_TEST(trained.exit_code == 0, trained.err);
+  auto named = test::run(kSkein + " plugins --plugin-dir " + tmp.str("loops/libloop.so"));
+  BOOST_TEST(named.exit_code == 2, named.err);
+  BOOST_TEST(one_error_line(named), named.err);
+  BOOST_TEST(contains(named.err, "is not a directory (Too many levels of symbolic links)"), named.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,7 @@
 #include "skein/host/plugin_registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +14,7 @@
 
 #include "skein/host/elf_section.hpp"
 #include "skein/host/plugin_file_check.hpp"
+#include "skein/host/plugin_scope.hpp"
 #include "skein/host/suggest.hpp"
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
@@ -173,9 +175,31 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
   }
 }
 
+namespace {
+std::atomic<const char*> g_running_plugin{nullptr};
+std::atomic<const char*> g_running_hook{nullptr};
+}  // namespace
+
+PluginScope::PluginScope(const char* plugin, const char* hook)
+    : saved_plugin_(g_running_plugin.load(std::memory_order_relaxed)),
+      saved_hook_(g_running_hook.load(std::memory_order_relaxed)) {
+  g_running_hook.store(hook, std::memory_order_relaxed);
+  g_running_plugin.store(plugin, std::memory_order_relaxed);
+}
+
+PluginScope::~PluginScope() {
+  g_running_plugin.store(saved_plugin_, std::memory_order_relaxed);
+  g_running_hook.store(saved_hook_, std::memory_order_relaxed);
+}
+
+const char* running_plugin() { return g_running_plugin.load(std::memory_order_relaxed); }
+const char* running_hook() { return g_running_hook.load(std::memory_order_relaxed); }
+
 void PluginRegistry::ensure_loaded(const PluginRecord& rec) const {
   if (rec.library) return;
   check_file_safety(rec.path);  // again: the file may have changed since discovery
+  // Its static initializers run now: a crash in them names the plugin.
+  PluginScope scope(rec.name.c_str(), "loading its library");
   PluginRecord loaded = load_library(rec.path);
   if (loaded.name != rec.name || loaded.kind != rec.kind)
     throw PluginError("plugin file '" + rec.path + "': its manifest says " + to_string(rec.kind) + " '" +
@@ -271,7 +295,14 @@ void PluginRegistry::scan_directory(const std::string& dir) {
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto& p = it->path();
-    if (p.extension() == ".so" && fs::is_regular_file(p)) files.push_back(p);
+    if (p.extension() != ".so") continue;
+    boost::system::error_code unreadable;  // a symbolic link loop, say: skipped, not fatal to every command
+    const bool regular = fs::is_regular_file(p, unreadable);
+    if (unreadable) {
+      warn("plugin directory '" + dir + "': skipped '" + p.filename().string() + "': " + unreadable.message());
+      continue;
+    }
+    if (regular) files.push_back(p);
   }
   std::sort(files.begin(), files.end());
   // Anyone could drop code into a directory others can write to.
@@ -365,6 +396,7 @@ void* PluginRegistry::create_raw(const PluginRecord& rec, const PluginArgs& args
     return message.rfind(who, 0) == 0 ? message : who + ": " + message;
   };
   try {
+    PluginScope scope(rec.name.c_str(), "being created");
     void* raw = rec.create(&args);
     if (!raw) throw PluginError(who + ": factory returned nothing");
     return raw;
@@ -410,7 +442,9 @@ void scan_plugins(PluginRegistry& registry, const std::vector<std::string>& extr
   registry.set_debug(debug && std::string(debug) != "0" && std::string(debug).size() > 0);
   for (const auto& dir : default_plugin_dirs()) registry.scan_directory(dir);
   for (const auto& dir : extra_dirs) {
-    if (!fs::is_directory(dir)) throw ConfigError("--plugin-dir '" + dir + "' is not a directory");
+    boost::system::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw ConfigError("--plugin-dir '" + dir + "' is not a directory" + (ec ? " (" + ec.message() + ")" : ""));
     const std::size_t known = registry.problems().size();
     registry.scan_directory(dir);
     // The user named this directory: what it refuses is said, not left for a

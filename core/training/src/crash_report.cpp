@@ -11,8 +11,6 @@ namespace skein::core {
 
 namespace {
 
-std::atomic<const char*> g_plugin{nullptr};
-std::atomic<const char*> g_hook{nullptr};
 std::atomic<int> g_log_fd{-1};
 int g_rank = 0;
 
@@ -58,12 +56,12 @@ void on_fatal_signal(int sig) {
   line.add_int(g_rank);
   line.add(": ");
   line.add(signal_name(sig));
-  const char* plugin = g_plugin.load();
+  const char* plugin = running_plugin();
   if (plugin) {
     line.add(" in plugin '");
     line.add(plugin);
     line.add("' (");
-    line.add(g_hook.load());
+    line.add(running_hook());
     line.add(")");
   } else {
     line.add(" outside any plugin hook");
@@ -92,17 +90,6 @@ void set_crash_log(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   const int old = g_log_fd.exchange(fd);
   if (old >= 0) ::close(old);
-}
-
-PluginScope::PluginScope(const char* plugin, const char* hook)
-    : saved_plugin_(g_plugin.load(std::memory_order_relaxed)), saved_hook_(g_hook.load(std::memory_order_relaxed)) {
-  g_hook.store(hook, std::memory_order_relaxed);
-  g_plugin.store(plugin, std::memory_order_relaxed);
-}
-
-PluginScope::~PluginScope() {
-  g_plugin.store(saved_plugin_, std::memory_order_relaxed);
-  g_hook.store(saved_hook_, std::memory_order_relaxed);
 }
 
 }  // namespace skein::core

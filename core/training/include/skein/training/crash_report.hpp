@@ -9,6 +9,7 @@
 #include <string>
 
 #include "skein/detail/export.hpp"
+#include "skein/host/plugin_scope.hpp"
 
 namespace skein::core {
 
@@ -17,18 +18,7 @@ SKEIN_EXPORT void install_crash_handler(int rank);
 // Also append the line to this file (the run's train.log), from now on.
 SKEIN_EXPORT void set_crash_log(const std::string& path);
 
-// Marks `plugin` (its name, which must outlive the scope) as running `hook`
-// on the training thread, until the scope ends.
-class SKEIN_EXPORT PluginScope {
- public:
-  PluginScope(const char* plugin, const char* hook);
-  ~PluginScope();
-  PluginScope(const PluginScope&) = delete;
-  PluginScope& operator=(const PluginScope&) = delete;
-
- private:
-  const char* saved_plugin_;
-  const char* saved_hook_;
-};
+// PluginScope marks which plugin and hook run (skein/host/plugin_scope.hpp:
+// the registry marks loading and creating a plugin too).
 
 }  // namespace skein::core
