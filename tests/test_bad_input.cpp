@@ -11,6 +11,8 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/serialize.h>  // torch::pickle_save
 
+#include "skein/io/npy.hpp"
+#include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/run_dir.hpp"
 #include "skein/training/config.hpp"
 #include "test_support.hpp"
@@ -726,6 +728,95 @@ BOOST_AUTO_TEST_CASE(a_plugin_that_crashes_while_loading_or_being_created_is_nam
   // Listing it reads its manifest and runs none of its code.
   auto listed = test::run("env SKEIN_TEST_CRASH_IN=load " + kSkein + " plugins describe crashes --plugin-dir " TEST_PLUGIN_DIR);
   BOOST_TEST(listed.exit_code == 0, listed.err);
+}
+
+// --set keys that make a key of their own ("Model", "model\\"), end in a
+// dot, or name an unknown plugin: the flag is blamed, not the config file.
+BOOST_AUTO_TEST_CASE(odd_set_keys_blame_the_flag) {
+  for (const std::string set : {"Model.x=1", "model\\.x=1", "model.plugin=nosuch", "callbacks.0.plugin=nosuch"}) {
+    const auto r = train("--plugin print_log --set '" + set + "'");
+    expect(r, 2, "command line (--set " + set + "): ");
+    BOOST_TEST(!contains(r.err, "tiny.json"), r.err);
+  }
+  expect(train("--set 'model.=x'"), 2, "--set 'model.=x': empty key in 'model.'");
+  expect(train("--set 'x.=1'"), 2, "--set 'x.=1': empty key in 'x.'");
+  // An unknown key the file has stays the file's when a flag sets something inside it.
+  auto cfg = test::synthetic_config();
+  cfg["Modle"] = nlohmann::json::object();
+  test::write_text(tmp.str("odd.json"), cfg.dump());
+  expect(train("--set Modle.x=1", "odd.json"), 2, "odd.json: Modle: unknown key");
+}
+
+// What export and predict write with --out: a name of 255 bytes (their
+// temporary names were longer than a name may be), FILE.json checked before
+// FILE is written, "", and predict's own inputs.
+BOOST_AUTO_TEST_CASE(export_and_predict_check_their_outputs_before_writing) {
+  const std::string run = checkpointed_run("out");
+  test::TempDir out;
+  const std::string inputs = out.str("in.npy");
+  test::write_text(inputs, skein::npy_bytes(torch::zeros({3, 16})));
+  const auto command = [&](const std::string& args) { return test::run(kSkein + " " + args); };
+  // A 255-byte name: predict writes it; export's FILE.json would be longer, refused before FILE is written.
+  const std::string longest = out.str(std::string(255, 'p')), shorter = out.str(std::string(250, 'e'));
+  auto predicted = command("predict " + run + " --inputs " + inputs + " --out " + longest);
+  BOOST_TEST(predicted.exit_code == 0, predicted.err);
+  BOOST_TEST(fs::file_size(longest) > 0u);
+  auto exported = command("export " + run + " --format state_dict --out " + shorter);
+  BOOST_TEST(exported.exit_code == 0, exported.err);
+  BOOST_TEST(fs::exists(shorter + ".json"));
+  const std::string too_long = out.str(std::string(255, 'x'));
+  expect(command("export " + run + " --format state_dict --out " + too_long), 2,
+         "a name of 260 bytes, longer than a file name may be (255)");
+  BOOST_TEST(!fs::exists(too_long));
+  // FILE.json a directory, or a FIFO nobody reads: nothing is written.
+  fs::create_directories(out.str("dir.pt.json"));
+  expect(command("export " + run + " --format state_dict --out " + out.str("dir.pt")), 2, "it is a directory");
+  BOOST_TEST(!fs::exists(out.str("dir.pt")));
+  BOOST_REQUIRE(::mkfifo(out.str("fifo.pt.json").c_str(), 0600) == 0);
+  expect(command("export " + run + " --format state_dict --out " + out.str("fifo.pt")), 2, "it is a FIFO");
+  BOOST_TEST(!fs::exists(out.str("fifo.pt")));
+  // "" and predict's own inputs (through another name too) are refused; the inputs stay.
+  expect(command("export " + run + " --format state_dict --out ''"), 2, "--out: an empty file name");
+  expect(command("predict " + run + " --inputs " + inputs + " --out ''"), 2, "--out: an empty file name");
+  const std::string before = test::read_text(inputs);
+  expect(command("predict " + run + " --inputs " + inputs + " --out " + inputs), 2, "that is the --inputs file");
+  fs::create_symlink(inputs, out.str("link.npy"));
+  expect(command("predict " + run + " --inputs " + inputs + " --out " + out.str("link.npy")), 2,
+         "that is the --inputs file");
+  BOOST_TEST(test::read_text(inputs) == before);
+}
+
+// A checkpoint that is not there was "unreadable ... unexpected end of input",
+// a file of it that is gone "damaged" (issue 49): each is said as it is.
+BOOST_AUTO_TEST_CASE(a_missing_checkpoint_or_checkpoint_file_is_said_to_be_missing) {
+  const auto read = [](const std::string& dir) {
+    return test::message_of<skein::ConfigError>([&] { skein::core::read_checked_checkpoint(dir); });
+  };
+  BOOST_TEST(read(tmp.str("nosuch")) == "checkpoint " + tmp.str("nosuch") + " does not exist");
+  fs::create_directories(tmp.str("empty"));
+  BOOST_TEST(read(tmp.str("empty")) == "checkpoint " + tmp.str("empty") + " has no trainer.json: not a complete checkpoint");
+  const std::string run = checkpointed_run("gone");
+  fs::remove(run + "/checkpoints/epoch_0002/model.pt");
+  expect(test::run(kSkein + " export " + run + " --checkpoint epoch_0002 --format state_dict --out " + tmp.str("g.pt")),
+         2, "checkpoint " + run + "/checkpoints/epoch_0002/model.pt does not exist: the checkpoint is incomplete");
+}
+
+// A checkpoint's name may have 255 bytes: the temporary .tmp-NAME-PID and
+// .old-NAME-PID beside it were longer than a name may be (issue 49).
+BOOST_AUTO_TEST_CASE(a_checkpoint_named_with_255_bytes_is_written_replaced_and_resumed) {
+  skein::testing::EngineRunOptions options;
+  options.config = skein::testing::small_run_config();
+  skein::testing::EngineRun run(options);
+  run.fit();
+  const std::string dir = run.run_dir() + "/checkpoints/" + std::string(255, 'c');
+  run.rank(0).save_checkpoint(dir);
+  run.rank(0).save_checkpoint(dir);  // the one there is replaced
+  BOOST_TEST(fs::exists(dir + "/trainer.json"));
+  std::vector<std::string> entries;
+  for (fs::directory_iterator it(run.run_dir() + "/checkpoints"), end; it != end; ++it)
+    entries.push_back(it->path().filename().string());
+  BOOST_TEST(entries.size() == 1u);  // nothing temporary left beside it
+  run.rank(0).resume(dir);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,7 +28,7 @@ int cmd_export(const std::vector<std::string>& args) {
   const auto status = boost::filesystem::status(out, ec);
   const bool beside = !boost::filesystem::exists(status) || boost::filesystem::is_regular_file(status);
   const std::string about = out + ".json";
-  if (beside) check_output_file(about, "--out (its JSON)");
+  if (beside) check_companion_file(about, "--out (its JSON)");
   core::TrainedModel trained(parsed.model);
   const bool torchscript = format == "torchscript";
   write_file_atomic(out, torchscript ? trained.torchscript() : trained.state_dict());

@@ -21,6 +21,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (batch_size <= 0) throw ConfigError("--batch-size: must be positive, got " + std::to_string(batch_size));
 
   check_output_file(out, "--out");
+  check_not_the_input(out, inputs_path, "--inputs");
   torch::Tensor inputs;
   try {
     inputs = read_npy(inputs_path);

@@ -1,5 +1,9 @@
 #include "output_file.hpp"
 
+#include <sys/stat.h>
+
+#include <climits>
+
 #include <boost/filesystem.hpp>
 
 #include "skein/errors.hpp"
@@ -21,6 +25,7 @@ bool is_run_directory(const fs::path& dir) {
 }  // namespace
 
 void check_output_file(const std::string& out, const std::string& flag) {
+  if (out.empty()) throw ConfigError(flag + ": an empty file name; name the file to write");
   boost::system::error_code ec;
   const fs::path real = fs::weakly_canonical(fs::absolute(out), ec);
   if (ec) return;  // the write reports what is wrong with the path
@@ -34,6 +39,26 @@ void check_output_file(const std::string& out, const std::string& flag) {
     }
     if (dir == dir.root_path()) break;
   }
+}
+
+void check_companion_file(const std::string& path, const std::string& flag) {
+  check_output_file(path, flag);
+  const fs::path name = fs::path(path).filename();
+  if (name.string().size() > NAME_MAX)
+    throw ConfigError(flag + " " + path + ": a name of " + std::to_string(name.string().size()) +
+                      " bytes, longer than a file name may be (" + std::to_string(NAME_MAX) +
+                      "); choose a shorter --out");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw ConfigError(flag + " " + path + ": it is " +
+                      (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+                      ", which skein does not replace; remove it or choose another --out");
+}
+
+void check_not_the_input(const std::string& out, const std::string& input, const std::string& input_flag) {
+  struct stat a {}, b {};
+  if (::stat(out.c_str(), &a) == 0 && ::stat(input.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    throw ConfigError("--out " + out + ": that is the " + input_flag + " file; write the outputs elsewhere");
 }
 
 }  // namespace skein::launcher

@@ -1,7 +1,12 @@
 #include "skein/training/checkpoint_meta.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -123,6 +128,7 @@ std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& 
   o.train_samples = static_cast<std::int64_t>(field("train_samples"));
   o.batch_size = static_cast<long>(field("batch_size"));
   o.accumulate_steps = static_cast<long>(field("accumulate_steps"));
+  o.passes = parse_passes(*open, o, world_size, bad);
   return o;
 }
 
@@ -130,7 +136,6 @@ std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json&
   auto callbacks = meta.find("callbacks");
   if (callbacks == meta.end() || !callbacks->is_array())
     throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
-  o.passes = parse_passes(*open, o, world_size, bad);
   std::vector<CheckpointMeta::CallbackState> out;
   for (std::size_t i = 0; i < callbacks->size(); ++i) {
     const auto& entry = (*callbacks)[i];
@@ -240,13 +245,6 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   if (!epoch)
     throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
   out.epoch = *epoch;
-  return out;
-}
-
-std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size, const std::string& where) {
-  const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
-  nlohmann::json doc;
-  try {
   // The number of ranks that wrote it: resume divides by it.
   auto world = meta.find("world_size");
   auto ranks = world == meta.end() ? std::nullopt : integer_in(*world, 1, INT_MAX);
@@ -255,6 +253,13 @@ std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int w
               (world == meta.end() ? std::string("none") : world->dump()));
   out.world_size = static_cast<int>(*ranks);
   out.open_epoch = parse_open_epoch(meta, out.world_size, bad);
+  return out;
+}
+
+std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size, const std::string& where) {
+  const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
+  nlohmann::json doc;
+  try {
     doc = decode_nonfinite(nlohmann::json::parse(text));
   } catch (const std::exception& e) {
     throw ConfigError(where + ": unreadable open_epoch.json: " + first_line(e.what()));
@@ -282,12 +287,20 @@ std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int w
 
 CheckpointMeta read_checked_checkpoint(const std::string& dir) {
   const std::string where = "checkpoint " + dir;
-  // Empty when missing: then "unreadable" like any bad JSON.
+  // Not there at all is said so, not "unreadable" (an empty trainer.json).
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw ConfigError(where + (errno == ENOENT ? " does not exist" : ": " + std::string(std::strerror(errno))));
+  if (!S_ISDIR(st.st_mode)) throw ConfigError(where + " is not a directory");
+  if (::access((dir + "/" + checkpoint_files::kMeta).c_str(), F_OK) != 0)
+    throw ConfigError(where + " has no " + checkpoint_files::kMeta + ": not a complete checkpoint");
   const CheckpointMeta meta =
       parse_checkpoint_meta(read_whole_file(dir + "/" + checkpoint_files::kMeta).value_or(""), where);
   // A file whose bytes changed since they were written (bit rot, a partial
   // copy) is refused before torch reads it: torch would not always notice.
   for (const auto& [file, checksum] : meta.files) {
+    if (::access((dir + "/" + file).c_str(), F_OK) != 0)
+      throw ConfigError(where + "/" + file + " does not exist: the checkpoint is incomplete");
     if (crc64_hex_of_file(dir + "/" + file) != checksum)
       throw ConfigError(where + "/" + file + " is damaged: its checksum differs from the one in trainer.json");
   }

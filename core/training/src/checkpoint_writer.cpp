@@ -110,7 +110,9 @@ void checkpoint_step() { skein_fault_point("checkpoint.step", 0); }
 // that name (e.g. "best") as a whole.
 void install_checkpoint(const fs::path& root, const fs::path& tmp, const std::string& name) {
   const fs::path final_dir = root / name;
-  const fs::path old = root / (".old-" + name + "-" + std::to_string(::getpid()));
+  // A name cut to fit (one of over 242 bytes) comes back cut if a crash
+  // falls between the two renames (remove_partial_checkpoints).
+  const fs::path old = root / fitting_name(".old-", name, "-" + std::to_string(::getpid()));
   if (fs::exists(final_dir)) {
     fs::rename(final_dir, old);
     checkpoint_step();
@@ -250,12 +252,12 @@ nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const Epo
                           {"train_samples", parts_.splits.train.size()},
                           {"batch_size", config_.batch_size},
                           {"accumulate_steps", config_.accumulate_steps}};
-  }
-  return meta;
     if (!at.passes.empty()) {  // none: one segment, this world size's
       nlohmann::json& passes = meta["open_epoch"]["passes"] = nlohmann::json::array();
       for (const PassSegment& p : at.passes) passes.push_back({{"world_size", p.world_size}, {"batches", p.batches_done}});
     }
+  }
+  return meta;
 }
 
 // Mid-epoch checkpoints: this rank's part of the open epoch (open_epoch.json).
@@ -316,7 +318,7 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   fs::create_directories(root_path);
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
-  const fs::path tmp = root_path / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  const fs::path tmp = root_path / fitting_name(".tmp-", name, "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   nlohmann::json checksums = nlohmann::json::object();  // verified on resume
@@ -375,7 +377,7 @@ void CheckpointWriter::link(const std::string& from, const std::string& name) {
   const fs::path root_path(root());
   check_replaceable(root_path / name);
   run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);
-  const fs::path tmp = root_path / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  const fs::path tmp = root_path / fitting_name(".tmp-", name, "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   for (fs::directory_iterator it(root_path / from), end; it != end; ++it) {

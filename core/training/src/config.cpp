@@ -146,6 +146,8 @@ void apply_set(nlohmann::json& config, const std::string& assignment) {
     throw ConfigError("--set '" + assignment + "': expected dotted.key=VALUE");
   std::string path = assignment.substr(0, eq);
   require_utf8(path, "--set: the key");
+  // getline below drops a last empty segment: "model." would set "model".
+  if (path.back() == '.') throw ConfigError("--set '" + assignment + "': empty key in '" + path + "'");
   nlohmann::json value = parse_value(assignment.substr(eq + 1), "--set " + path);
 
   nlohmann::json* node = &config;
@@ -251,7 +253,15 @@ PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, 
     throw ConfigPathError(path + ".plugin", where + ".plugin: missing (name of a " + std::string(to_string(kind)) +
                                                 " plugin)");
   std::string name = it->get<std::string>();
-  const PluginRecord& rec = looks_like_path(name) ? registry.load_file(name) : registry.require(name);
+  const PluginRecord& rec = [&]() -> const PluginRecord& {
+    try {
+      return looks_like_path(name) ? registry.load_file(name) : registry.require(name);
+    } catch (const ConfigPathError&) {
+      throw;
+    } catch (const ConfigError& e) {  // an unknown name: located, so that a --set that gave it is named
+      throw ConfigPathError(path + ".plugin", e.what());
+    }
+  }();
   if (rec.kind != kind)
     throw ConfigPathError(path + ".plugin", where + ".plugin: '" + rec.name + "' is a " + to_string(rec.kind) +
                                                 " plugin, not a " + to_string(kind) + " plugin");
@@ -373,6 +383,27 @@ void resolve_data_info(const nlohmann::json& cfg, bool data_required, RunConfig&
 
 namespace {
 
+// What a --set of `key` is answerable for in `config` (before it is
+// applied): the key, or the first part of it the config does not have, which
+// the flag makes (an unknown key "Model" from --set Model.x=1).
+std::string set_by_flag(const nlohmann::json& config, const std::string& key) {
+  const nlohmann::json* node = &config;
+  std::string walked;
+  std::stringstream segments(key);
+  for (std::string seg; std::getline(segments, seg, '.');) {
+    walked += (walked.empty() ? "" : ".") + seg;
+    if (node->is_object() && node->contains(seg)) {
+      node = &(*node)[seg];
+    } else if (node->is_array() && !seg.empty() && seg.find_first_not_of("0123456789") == std::string::npos &&
+               seg.size() < 10 && std::stoul(seg) < node->size()) {
+      node = &(*node)[std::stoul(seg)];
+    } else {
+      return walked;
+    }
+  }
+  return key;
+}
+
 std::string blame(const std::string& message, const std::string& path, const RunConfig& config) {
   if (!path.empty()) {
     // The last flag that set the value wins, as when it was applied.
@@ -402,8 +433,9 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     const std::string& set = sources.sets[i];
     fill_default_slot(raw, set);
     switch_plugin(raw, sources.sets, i);
+    const std::string answerable = set_by_flag(raw, set.substr(0, set.find('=')));
     apply_set(raw, set);
-    rc.from_command_line.push_back({set.substr(0, set.find('=')), "--set " + set});
+    rc.from_command_line.push_back({answerable, "--set " + set});
   }
 
   // Several processes and no parallel plugin: data parallel, as Lightning

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,14 @@ namespace skein {
 // A symbolic link to a regular file is replaced by the new file (the file it
 // points to is left alone).
 inline void write_file_atomic(const std::string& path, const std::string& content);
+
+// PREFIX + NAME + SUFFIX as one directory entry's name, NAME cut so that the
+// whole fits NAME_MAX (255 bytes): a temporary name beside a file whose own
+// name is legal, however long.
+inline std::string fitting_name(const std::string& prefix, const std::string& name, const std::string& suffix) {
+  const std::size_t added = prefix.size() + suffix.size();
+  return prefix + name.substr(0, NAME_MAX > added ? NAME_MAX - added : 0) + suffix;
+}
 
 // open(2) of one of a run's own files with O_NOFOLLOW and O_CLOEXEC added: a
 // symbolic link planted in its place is refused, never followed. Throws
@@ -93,6 +102,15 @@ inline int named_descriptor(const std::string& path) {
   return -1;
 }
 
+// The temporary file write_file_atomic writes first: PATH.tmp.PID, with the
+// name cut so that it fits a directory entry when PATH's own name is near
+// the limit.
+inline std::string temporary_beside(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  return path.substr(0, name_at) + fitting_name("", path.substr(name_at), ".tmp." + std::to_string(::getpid()));
+}
+
 // What `path` is when it exists and is neither missing, a regular file, nor
 // a link to one: "" when an atomic replace is right.
 inline std::string special_kind(const struct stat& st) {
@@ -124,7 +142,7 @@ inline void write_file_atomic(const std::string& path, const std::string& conten
     throw std::runtime_error("cannot write " + path + ": it is " + atomic_file_detail::special_kind(st) +
                              ", not a file; name a file to write");
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = atomic_file_detail::temporary_beside(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) atomic_file_detail::fail("create", tmp);
   if (!atomic_file_detail::write_all(fd, content)) {
