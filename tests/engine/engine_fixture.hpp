@@ -16,6 +16,13 @@
 
 namespace engine_test {
 
+// Whether two lists of tensors hold the same values, tensor by tensor.
+inline bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return a.size() == b.size();
+}
+
 struct RecordingCallback : skein::Callback {
   std::vector<std::string> seen;        // hooks in order ("exception:<line>" with its error)
   nlohmann::json saved = nullptr;       // what state() returns, load_state() sets

@@ -11,6 +11,8 @@
 // A sharded optimizer's checkpoint: shards consolidated into the whole
 // optimizer an unsharded run saves, and split again. Optimizers are
 // compared by what they do: a state that went missing changes the next step.
+using engine_test::same;
+
 namespace {
 
 struct SgdFactory : skein::OptimizerFactory {
@@ -61,12 +63,6 @@ auto loading(Bytes bytes_of_rank) {
     const std::string bytes = bytes_of_rank(r);
     archive.load_from(bytes.data(), bytes.size(), device);
   };
-}
-
-bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!torch::equal(a[i], b[i])) return false;
-  return a.size() == b.size();
 }
 
 const std::vector<int> kOwners{0, 1, 0};  // rank 0: the matrix and the last vector

@@ -9,6 +9,8 @@
 
 using engine_test::logged;
 
+using engine_test::same;
+
 namespace {
 
 // Counts optimizer steps through a parallel wrapper's hooks.
@@ -27,12 +29,6 @@ std::vector<torch::Tensor> copies(skein::Model& model) {
   std::vector<torch::Tensor> out;
   for (const auto& p : model.parameters()) out.push_back(p.detach().clone());
   return out;
-}
-
-bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!torch::equal(a[i], b[i])) return false;
-  return true;
 }
 
 }  // namespace

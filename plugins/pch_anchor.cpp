@@ -1,0 +1,1 @@
+// The source of the bundled plugins' precompiled header target (plugins/CMakeLists.txt).
