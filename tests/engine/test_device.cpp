@@ -4,6 +4,7 @@
 // machine with one, the same cases check what it picks.
 #include <boost/test/unit_test.hpp>
 
+#include <ATen/Context.h>
 #include <torch/cuda.h>
 #include <torch/optim/sgd.h>
 #include <torch/version.h>
@@ -68,6 +69,25 @@ BOOST_AUTO_TEST_CASE(cuda_without_a_device_is_one_line_naming_what_is_missing) {
     BOOST_TEST(message.find("use \"auto\" or \"cpu\" to train on the CPU") != std::string::npos, message);
     BOOST_TEST(message.find('\n') == std::string::npos);
   }
+}
+
+// "auto" on the CPU says why a libtorch with CUDA found no device: above all
+// a driver too old for the CUDA it was built with (it trained on the CPU
+// without a word), with both versions.
+BOOST_AUTO_TEST_CASE(a_driver_too_old_for_this_libtorchs_cuda_is_named_with_both_versions) {
+  using skein::core::no_cuda_device_reason;
+  auto has = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  const std::string old_driver = no_cuda_device_reason({13020, 12020}, nullptr);
+  BOOST_TEST(has(old_driver, "the NVIDIA driver supports CUDA up to 12.2, this libtorch needs CUDA 13.2"), old_driver);
+  BOOST_TEST(has(no_cuda_device_reason({13020, -1}, nullptr), "no NVIDIA driver was found"));
+  // A driver of CUDA 13.0 runs libtorch's 13.2 runtime: then no device is visible.
+  BOOST_TEST(has(no_cuda_device_reason({13020, 13000}, ""), "no CUDA device is visible (CUDA_VISIBLE_DEVICES='')"));
+  BOOST_TEST(has(no_cuda_device_reason({12060, 12020}, nullptr), "no CUDA device is visible (the driver found none)"));
+  // The driver's version comes from the driver library itself.
+  BOOST_TEST(skein::core::cuda_versions(FAKE_LIBCUDA).driver == 12020);
+  BOOST_TEST(skein::core::cuda_versions("/nonexistent/libcuda.so.1").driver == -1);
+  // libtorch's own CUDA version, from its build summary: there exactly when it has CUDA.
+  BOOST_TEST((skein::core::cuda_versions().libtorch > 0) == at::globalContext().hasCUDART());
 }
 
 BOOST_AUTO_TEST_CASE(a_cpu_run_has_no_device_generator_state) {

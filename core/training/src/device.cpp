@@ -1,6 +1,12 @@
 #include "skein/training/device.hpp"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <regex>
+
 #include <ATen/Context.h>
+#include <ATen/Version.h>
 #include <torch/cuda.h>
 
 #include "skein/host/config_error.hpp"
@@ -28,12 +34,46 @@ int cuda_index(const std::string& spec, const DeviceSetting& setting) {
 
 bool cuda_compiled() { return at::globalContext().hasCUDART(); }
 
+// A CUDA version as the driver API gives it (12020: 12.2) in words.
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 std::string no_cuda_reason() {
-  return cuda_compiled() ? "no CUDA device is visible (CUDA_VISIBLE_DEVICES, the driver)"
+  return cuda_compiled() ? no_cuda_device_reason(cuda_versions(), std::getenv("CUDA_VISIBLE_DEVICES"))
                          : "this libtorch was built without CUDA";
 }
 
 }  // namespace
+
+std::string no_cuda_device_reason(const CudaVersions& v, const char* visible_devices) {
+  if (v.driver < 0) return "no NVIDIA driver was found (libcuda.so.1 does not load)";
+  // A driver runs the CUDA runtimes of its major version (minor version compatibility).
+  if (v.libtorch > 0 && v.driver < v.libtorch / 1000 * 1000)
+    return "the NVIDIA driver supports CUDA up to " + cuda_version_text(v.driver) + ", this libtorch needs CUDA " +
+           cuda_version_text(v.libtorch) + " (a newer driver, or a libtorch built for the CUDA the driver has: " +
+           "docs/user-guide.md, \"GPUs\")";
+  return std::string("no CUDA device is visible (") +
+         (visible_devices ? "CUDA_VISIBLE_DEVICES='" + std::string(visible_devices) + "'" : "the driver found none") +
+         ")";
+}
+
+CudaVersions cuda_versions(const std::string& driver_library) {
+  CudaVersions v;
+  // libtorch's own build summary (the library loaded, not the headers built against).
+  std::smatch m;
+  const std::string config = at::show_config();
+  if (std::regex_search(config, m, std::regex("CUDA_VERSION=([0-9]+)\\.([0-9]+)")))
+    v.libtorch = std::stoi(m[1]) * 1000 + std::stoi(m[2]) * 10;
+  // The driver's: its library is loaded by name, as the CUDA runtime loads it.
+  void* driver = ::dlopen(driver_library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!driver) return v;
+  using GetVersion = int (*)(int*);
+  auto get = reinterpret_cast<GetVersion>(::dlsym(driver, "cuDriverGetVersion"));
+  int version = 0;
+  v.driver = get && get(&version) == 0 ? version : 0;
+  return v;  // kept loaded: the CUDA runtime uses the same library
+}
 
 DeviceSetting device_flag_of_a_command() { return {"--device", "use --device cpu to run the model on the CPU"}; }
 

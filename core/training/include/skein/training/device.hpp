@@ -41,6 +41,21 @@ SKEIN_EXPORT void check_device_spec(const std::string& spec, const DeviceSetting
 SKEIN_EXPORT DeviceChoice choose_device(const std::string& spec, const RunInfo& run,
                                         const DeviceSetting& setting = {});
 
+// The CUDA versions that decide whether a GPU is usable, as the driver API
+// writes them (13000: 13.0): the one the loaded libtorch was built with (0:
+// none), and the newest the NVIDIA driver (`driver_library`, loaded by name
+// as the CUDA runtime loads it) supports (-1: no driver; 0: it did not say).
+struct CudaVersions {
+  int libtorch = 0;
+  int driver = -1;
+};
+SKEIN_EXPORT CudaVersions cuda_versions(const std::string& driver_library = "libcuda.so.1");
+// Why a libtorch with CUDA sees no device, for train.log's Device line and
+// the error of "device": "cuda": no driver, a driver too old for the CUDA
+// this libtorch was built with (the driver's and the needed version), or
+// none visible (`visible_devices`: CUDA_VISIBLE_DEVICES, null when unset).
+SKEIN_EXPORT std::string no_cuda_device_reason(const CudaVersions& versions, const char* visible_devices);
+
 // The state of the default generator of `run`'s CUDA device, as bytes
 // ("" when the run is on the CPU), and its inverse (nothing on the CPU).
 SKEIN_EXPORT std::string device_generator_state(const RunInfo& run);
