@@ -1,7 +1,12 @@
 #define BOOST_TEST_MODULE sdk_install
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
+
+#include <boost/algorithm/string/join.hpp>
 
 #include "test_support.hpp"
 
@@ -11,17 +16,24 @@
 namespace {
 
 using test::contains;
+namespace fs = boost::filesystem;
+
+// A command's prefix that runs it where no CUDA toolkit can be found, as on a
+// fresh machine (tests/tools/without_cuda_toolkit.sh): a CUDA build of
+// libtorch (PyPI's wheel) needs none to build against.
+const std::string kWithoutCudaToolkit = SKEIN_SOURCE_DIR "/tests/tools/without_cuda_toolkit.sh ";
+
 struct Installed {
   Installed() {
     auto r = test::run(std::string(CMAKE_COMMAND) + " --install " SKEIN_BUILD_DIR " --prefix " + prefix(), 300);
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     const std::string example = SKEIN_SOURCE_DIR "/examples/third-party-plugin";
-    r = test::run(std::string(CMAKE_COMMAND) + " -S " + example + " -B " + build() +
+    r = test::run(kWithoutCudaToolkit + CMAKE_COMMAND + " -S " + example + " -B " + build() +
                       " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix() +
                       " -DCMAKE_CXX_COMPILER_LAUNCHER=" + ccache(),
                   300);
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
-    r = test::run(std::string(CMAKE_COMMAND) + " --build " + build() + " -j 2", 600);
+    r = test::run(kWithoutCudaToolkit + CMAKE_COMMAND + " --build " + build() + " -j 2", 600);
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
     auto cfg = test::synthetic_config();
     cfg["model"] = {{"plugin", "residual_mlp"}, {"width", 16}};
@@ -37,13 +49,44 @@ struct Installed {
   test::TempDir tmp;
 };
 
+bool is_elf(const fs::path& file) {
+  char magic[4] = {};
+  std::ifstream(file.string(), std::ios::binary).read(magic, sizeof magic);
+  return std::string(magic, sizeof magic) == "\x7f" "ELF";
+}
+
+// The RPATH and RUNPATH entries of the ELF files under `root` that do not
+// exist (with $ORIGIN expanded) or name a Windows or CUDA-toolkit directory
+// (what a libtorch's CMake targets may carry), as "file: entry".
+std::vector<std::string> bad_rpath_entries(const std::string& root) {
+  const std::regex foreign("_win|win-x64|/cuda([-/.0-9]|$)");
+  std::vector<std::string> bad;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (fs::is_symlink(e.path()) || !fs::is_regular_file(e.path()) || !is_elf(e.path())) continue;
+    const auto dynamic = test::run("readelf -d " + e.path().string());
+    BOOST_REQUIRE_MESSAGE(dynamic.exit_code == 0, dynamic.err);
+    std::istringstream lines(dynamic.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (!contains(line, "(RPATH)") && !contains(line, "(RUNPATH)")) continue;
+      const auto open = line.find('['), close = line.rfind(']');
+      std::istringstream entries(line.substr(open + 1, close - open - 1));
+      for (std::string entry; std::getline(entries, entry, ':');) {
+        std::string dir = entry;
+        if (dir.rfind("$ORIGIN", 0) == 0) dir = e.path().parent_path().string() + dir.substr(7);
+        if (entry.empty() || !fs::is_directory(dir) || std::regex_search(entry, foreign))
+          bad.push_back(e.path().string() + ": '" + entry + "'");
+      }
+    }
+  }
+  return bad;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(sdk_install, Installed)
 
 // One case: installing and building the example is the expensive part.
 BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
-  namespace fs = boost::filesystem;
   for (const char* p : {"bin/skein", "lib/libskein_sdk.so", "lib/libskein_base.so", "lib/libskein_host.so",
                         "lib/libskein_core.so", "lib/libskein_commands.so", "lib/libskein_kit.so",
                         "lib/libskein_io.so", "include/skein/io/npy.hpp", "include/skein/kit/kit_version.hpp",
@@ -128,18 +171,23 @@ BOOST_AUTO_TEST_CASE(third_party_plugins_build_against_the_install_and_train) {
                 " --set max_epochs=1 --plugin record_block_norm");
   BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(test::read_text(tmp.str("r4/history.json")).find("block_norm") != std::string::npos);
+
+  // Skein's and the example's installed files find their libraries through
+  // $ORIGIN (and a wheel's libtorch directory), and nothing else.
+  const auto bad = bad_rpath_entries(prefix());
+  BOOST_TEST(bad.empty(), "RPATH entries that are no directory or foreign:\n" << boost::algorithm::join(bad, "\n"));
 }
 
 // An application training in-process: examples/embed built against the
 // install (skein::session, skein::c, the Fortran module's source), then run.
 BOOST_AUTO_TEST_CASE(session_programs_build_against_the_install_and_train) {
   const std::string build_dir = tmp.str("embed-build");
-  auto r = test::run(std::string(CMAKE_COMMAND) + " -S " SKEIN_SOURCE_DIR "/examples/embed -B " + build_dir +
+  auto r = test::run(kWithoutCudaToolkit + CMAKE_COMMAND + " -S " SKEIN_SOURCE_DIR "/examples/embed -B " + build_dir +
                          " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix() +
                          " -DCMAKE_CXX_COMPILER_LAUNCHER=" + ccache(),
                      300);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
-  r = test::run(std::string(CMAKE_COMMAND) + " --build " + build_dir + " -j 2", 600);
+  r = test::run(kWithoutCudaToolkit + CMAKE_COMMAND + " --build " + build_dir + " -j 2", 600);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
   const std::string config = SKEIN_SOURCE_DIR "/examples/embed/surrogate.json";
   for (const char* program : {"pendulum", "pendulum_c"}) {
