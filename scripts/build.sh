@@ -6,11 +6,15 @@
 #                               the tests and test plugins, the benchmark programs
 #   scripts/build.sh --example  only what `skein train` needs (the skein_runtime
 #                               target: bin/skein, its libraries, the plugins)
+#   scripts/build.sh --sdk      what `cmake --install` copies (the skein_install_set
+#                               target): --example's, plus the embedding libraries
+#                               (skein::session, skein::c) and the plugin test
+#                               harness (skein::testing); no tests, no benchmarks
 #
-# Both configure build/ identically (same options, same compiler flags) and
+# All configure build/ identically (same options, same compiler flags) and
 # differ only in the target they build, so scripts/test.sh after
 # scripts/example.sh compiles just what the example did not: the tests, the
-# test plugins and the benchmark programs.
+# test plugins, the benchmark programs (and --sdk's libraries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
@@ -19,7 +23,8 @@ target=all
 case "${1:-}" in
   "") ;;
   --example) target=skein_runtime ;;
-  *) echo "usage: scripts/build.sh [--example]" >&2; exit 2 ;;
+  --sdk) target=skein_install_set ;;
+  *) echo "usage: scripts/build.sh [--example | --sdk]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$SKEIN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_TESTING=ON -DSKEIN_BUILD_BENCH=ON \

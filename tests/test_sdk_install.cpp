@@ -198,3 +198,24 @@ BOOST_AUTO_TEST_CASE(session_programs_build_against_the_install_and_train) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// `cmake --install` of a build that lacks a file it would copy (as after
+// scripts/example.sh, which builds only skein_runtime) copies nothing and
+// names the command that builds what it needs. The build is configured as on
+// a machine without a CUDA toolkit, and holds libskein_base alone.
+BOOST_AUTO_TEST_CASE(install_of_a_partial_build_copies_nothing_and_names_the_command) {
+  test::TempDir tmp;
+  const std::string build = tmp.str("build"), prefix = tmp.str("prefix");
+  auto r = test::run(kWithoutCudaToolkit + CMAKE_COMMAND + " -S " SKEIN_SOURCE_DIR " -B " + build +
+                         " -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DSKEIN_BUILD_BENCH=OFF"
+                         " -DCMAKE_PREFIX_PATH=" SKEIN_TORCH_PREFIX,
+                     300);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  r = test::run(std::string(CMAKE_COMMAND) + " --build " + build + " --target skein_base", 600);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  r = test::run(std::string(CMAKE_COMMAND) + " --install " + build + " --prefix " + prefix);
+  BOOST_TEST(r.exit_code != 0);
+  BOOST_TEST(contains(r.err, "Skein: nothing installed"), r.err);
+  BOOST_TEST(contains(r.err, "run `cmake --build " + build + " --target skein_install_set` first"), r.err);
+  BOOST_TEST((!fs::exists(prefix) || fs::is_empty(prefix)), "a half-installed " << prefix);
+}
