@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "skein/history.hpp"
+#include "skein/training/epoch_summary.hpp"
 #include "test_support.hpp"
 
 using skein::BatchLog;
@@ -125,7 +126,7 @@ BOOST_AUTO_TEST_CASE(bad_history_files_name_the_problem) {
 BOOST_AUTO_TEST_CASE(keys_are_written_in_the_order_they_were_recorded) {
   History h = two_epochs();
   const std::string text = h.dump();
-  const std::string first_epoch = R"([{"epoch":1,"batches":[{"train_loss":1.0,"train_batch_size":32.0},)";
+  const std::string first_epoch = R"([{"epoch":1,"batches":[{"train_loss":1.0,"train_batch_size":32},)";
   BOOST_TEST(text.rfind(first_epoch, 0) == 0u, text.substr(0, 200));
   BOOST_TEST(text.find(R"(],"train_loss":0.5,"dur":1.25},{"epoch":2,)") != std::string::npos, text);
   // Read back, from a file or from ordered JSON, and written again: the same text.
@@ -156,4 +157,55 @@ BOOST_AUTO_TEST_CASE(keys_in_any_order_are_read) {
   more.record("lr", 0.1);
   more.record("dur", 1.0);
   BOOST_TEST(more.dump().find(R"({"epoch":2,"batches":[],"dur":1.0,"lr":0.1})") != std::string::npos, more.dump());
+}
+
+// Counts (batch sizes, skipped steps, the world size) are integers in
+// history.json, 64 and not 64.0, whatever the batch log (doubles) held;
+// losses stay floating point, a count that is not a whole number or not
+// finite stays as it is. A file of an older skein (64.0) is read as counts.
+BOOST_AUTO_TEST_CASE(counts_are_written_as_integers) {
+  History h;
+  h.new_epoch();
+  auto& log = h.batches();
+  const int loss = log.key("train_loss"), size = log.key("train_batch_size");
+  log.new_row();
+  log.put(loss, 2.0);
+  log.put(size, 64);
+  h.commit_batches();
+  h.record(skein::history_key::kSkippedSteps, 3.0);
+  h.record(skein::history_key::kWorldSize, 2.0);
+  h.record("valid_batch_size", std::numeric_limits<double>::quiet_NaN());
+  h.record("train_loss", 1.0);
+  const std::string text = h.dump();
+  BOOST_TEST(text == R"([{"epoch":1,"batches":[{"train_loss":2.0,"train_batch_size":64}],"skipped_steps":3,)"
+                     R"("world_size":2,"valid_batch_size":"NaN","train_loss":1.0}])",
+             text);
+  const std::string older = R"([{"epoch":1,"batches":[{"train_loss":2.0,"train_batch_size":64.0}],"skipped_steps":3.0}])";
+  BOOST_TEST(History::from_json(nlohmann::ordered_json::parse(older)).dump() ==
+             R"([{"epoch":1,"batches":[{"train_loss":2.0,"train_batch_size":64}],"skipped_steps":3}])");
+  BOOST_TEST(History::from_json(nlohmann::json::parse(older)).epochs()[0]["batches"][0]["train_batch_size"].is_number_integer());
+}
+
+// An epoch's values are recorded in the order its batches recorded them
+// (train_loss, valid_loss, valid_acc), each followed by its best mark, and
+// history.json keeps that order: not alphabetically (valid_acc first).
+BOOST_AUTO_TEST_CASE(epoch_values_come_in_the_order_the_batches_recorded_them) {
+  History h;
+  h.new_epoch();
+  auto& log = h.batches();
+  const int train_loss = log.key("train_loss"), train_size = log.key("train_batch_size");
+  const int valid_loss = log.key("valid_loss"), valid_acc = log.key("valid_acc"), valid_size = log.key("valid_batch_size");
+  log.new_row();
+  log.put(train_loss, 1.5);
+  log.put(train_size, 8);
+  log.new_row();
+  log.put(valid_loss, 1.25);
+  log.put(valid_acc, 0.5);
+  log.put(valid_size, 8);
+  h.commit_batches();
+  skein::core::summarize_epoch(h, 2.0);
+  const std::string text = h.dump();
+  const std::string values = R"(],"train_loss":1.5,"train_loss_best":true,"valid_loss":1.25,"valid_loss_best":true,)"
+                             R"("valid_acc":0.5,"valid_acc_best":true,"dur":2.0}])";
+  BOOST_TEST(text.find(values) != std::string::npos, text);
 }

@@ -97,6 +97,31 @@ void remember_key(std::vector<std::string>& order, const std::string& key) {
   if (std::find(order.begin(), order.end(), key) == order.end()) order.push_back(key);
 }
 
+// A count's whole number as an integer (history_key::is_count); anything
+// else, NaN and infinities included, as it is.
+nlohmann::json as_recorded(const std::string& key, nlohmann::json value) {
+  if (!value.is_number_float() || !history_key::is_count(key)) return value;
+  const double v = value.get<double>();
+  constexpr double kLimit = 9007199254740992.0;  // 2^53: every integer below is a double exactly
+  if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) <= kLimit) return static_cast<std::int64_t>(v);
+  return value;
+}
+
+// as_recorded for the counts of an epoch and of its batch rows (a history
+// read from a file written before counts were integers).
+void counts_as_integers(nlohmann::json& epoch) {
+  if (!epoch.is_object()) return;
+  for (auto it = epoch.begin(); it != epoch.end(); ++it) {
+    if (it.key() == history_key::kBatches && it->is_array()) {
+      for (auto& row : *it)
+        if (row.is_object())
+          for (auto cell = row.begin(); cell != row.end(); ++cell) *cell = as_recorded(cell.key(), *cell);
+    } else {
+      *it = as_recorded(it.key(), *it);
+    }
+  }
+}
+
 }  // namespace
 
 void History::new_epoch() {
@@ -108,7 +133,7 @@ void History::new_epoch() {
 
 void History::record(const std::string& key, nlohmann::json value) {
   if (epochs_.empty()) throw std::logic_error("History::record before new_epoch");
-  epochs_.back()[key] = std::move(value);
+  epochs_.back()[key] = as_recorded(key, std::move(value));
   remember_key(key_order_, key);
 }
 
@@ -136,7 +161,7 @@ void append_rows(nlohmann::json& batches, const BatchLog& log, int rank, std::ve
   }
   if (rank >= 0) remember_key(order, history_key::kRank);
   for (const auto& k : log.keys()) remember_key(order, k);
-  for (const auto& c : log.cells()) batches[first + c.row][log.keys()[c.key]] = c.value;
+  for (const auto& c : log.cells()) batches[first + c.row][log.keys()[c.key]] = as_recorded(log.keys()[c.key], c.value);
 }
 }  // namespace
 
@@ -273,6 +298,7 @@ History History::from_json(const nlohmann::json& epochs) {
   for (const auto& e : epochs) {
     h.learn_order(e);
     h.epochs_.push_back(decode_nonfinite(e));
+    counts_as_integers(h.epochs_.back());
   }
   return h;
 }

@@ -1,5 +1,6 @@
 #include "skein/training/epoch_summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -28,6 +29,7 @@ void mark_best(History& history, const std::string& key) {
 void summarize_epoch(History& history, double seconds) {
   const nlohmann::json& epoch = history.last();
   std::map<std::string, std::pair<double, double>> sums;  // key -> (sum v*n, sum n)
+  std::vector<std::string> order;  // the keys of sums as the batch rows first hold them
   for (const auto& row : epoch.at(history_key::kBatches)) {
     for (const char* phase : {"train", "valid"}) {
       auto size_it = row.find(std::string(phase) + "_batch_size");
@@ -35,13 +37,21 @@ void summarize_epoch(History& history, double seconds) {
       const double n = size_it->get<double>();
       for (auto it = row.begin(); it != row.end(); ++it) {
         if (it.key().rfind(phase, 0) != 0 || it.key() == size_it.key()) continue;
+        if (!sums.count(it.key())) order.push_back(it.key());
         auto& s = sums[it.key()];
         s.first += it.value().get<double>() * n;
         s.second += n;
       }
     }
   }
-  for (const auto& [key, s] : sums) {
+  // Recorded in the order the batches recorded them, which this rank's batch
+  // log keeps (rows are JSON objects, sorted): train_loss, valid_loss,
+  // valid_acc, not alphabetically; history.json keeps that order.
+  const std::vector<std::string>& logged = history.batches().keys();
+  const auto place = [&](const std::string& key) { return std::find(logged.begin(), logged.end(), key) - logged.begin(); };
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) { return place(a) < place(b); });
+  for (const std::string& key : order) {
+    const auto& s = sums.at(key);
     history.record(key, s.first / s.second);
     mark_best(history, key);
   }

@@ -137,6 +137,11 @@ inline bool is_batch_size(std::string_view key) {
   constexpr std::string_view suffix = "_batch_size";
   return key.size() > suffix.size() && key.substr(key.size() - suffix.size()) == suffix;
 }
+// Keys whose values are counts: a whole number recorded for one (BatchLog
+// holds doubles) is written as an integer, 64 rather than 64.0.
+inline bool is_count(std::string_view key) {
+  return is_batch_size(key) || key == kSkippedSteps || key == kWorldSize || key == kRank || key == kEpoch;
+}
 }  // namespace history_key
 
 // Whether smaller values of a history key are better: keys ending in "loss"
