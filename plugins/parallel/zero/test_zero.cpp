@@ -365,6 +365,48 @@ BOOST_AUTO_TEST_CASE(a_large_parameter_cut_between_ranks_is_stepped_as_ddp_steps
   }
 }
 
+// grad_clip clips the norm of the whole model's averaged gradient under
+// either stage, as under ddp: under stage 2 a rank holds only its own
+// parameters' gradients (and those of a parameter owned in parts), so the
+// norm is summed over every rank's own. The mlp 4-64-64-3 has its 64 x 64
+// matrix cut between the two ranks.
+BOOST_AUTO_TEST_CASE(grad_clip_clips_the_global_norm_under_either_stage) {
+  auto clipped = [](const nlohmann::json& parallel) {
+    EngineRunOptions o = run_of(parallel, kAdam, 2);
+    o.config["model"] = {{"plugin", "mlp"}, {"hidden", {64, 64}}};
+    o.config["callbacks"] = {{{"plugin", "grad_clip"}, {"max_norm", 0.05}}};
+    return o;
+  };
+  auto norms = [](EngineRun& run, int rank) {
+    std::vector<double> out;
+    for (const auto& epoch : run.rank(rank).context().history().epochs())
+      for (const auto& row : epoch["batches"])
+        if (row.contains("train_grad_norm")) out.push_back(row["train_grad_norm"].get<double>());
+    return out;
+  };
+  EngineRun ddp(clipped({{"plugin", "ddp"}}));
+  same_start(ddp);
+  ddp.fit();
+  const auto expected = norms(ddp, 0);
+  BOOST_TEST_REQUIRE(!expected.empty());
+  BOOST_TEST(*std::min_element(expected.begin(), expected.end()) > 0.05);  // every step was clipped
+  for (int stage : {1, 2}) {
+    EngineRun zero(clipped({{"plugin", "zero"}, {"stage", stage}}));
+    same_start(zero);
+    zero.fit();
+    BOOST_TEST(differs(weights(zero, 0), weights(zero, 1), true) == "", "stage " << stage);
+    BOOST_TEST(differs(weights(zero, 0), weights(ddp, 0)) == "",
+               "stage " << stage << ": " << differs(weights(zero, 0), weights(ddp, 0)));
+    for (int r = 0; r < 2; ++r) {
+      const auto got = norms(zero, r);
+      BOOST_TEST_REQUIRE(got.size() == expected.size());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        BOOST_TEST(std::abs(got[i] - expected[i]) <= 1e-5 * expected[i],
+                   "stage " << stage << " rank " << r << " step " << i << ": " << got[i] << " vs " << expected[i]);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_stage_outside_1_or_2_is_one_line) {
   const auto message = skein::testing::message_of<skein::ConfigError>(
       [&] { EngineRun run(run_of({{"plugin", "zero"}, {"stage", 3}}, kSgd)); });
