@@ -267,6 +267,23 @@ BOOST_AUTO_TEST_CASE(a_one_machine_run_listens_on_loopback_only) {
   BOOST_TEST(!listeners("tcpstore").empty());
 }
 
+// A small filesystem of its own for a command: a tmpfs of `size` mounted at
+// `mount` inside a user and mount namespace (unshare -rm, no root needed;
+// with a private network, as skein() runs), gone when the command ends, so
+// `script` copies out what the test reads. False where this machine allows
+// no such namespace.
+bool small_filesystems_available() {
+  static const bool available =
+      std::system("unshare -rm sh -c 'd=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs \"$d\"' >/dev/null 2>&1") == 0;
+  return available;
+}
+test::CommandResult on_small_filesystem(const std::string& mount, const std::string& size, const std::string& script) {
+  fs::create_directories(mount);
+  return test::run("unshare -rmn sh -c 'ip link set lo up && mount -t tmpfs -o size=" + size + " tmpfs " + mount +
+                       " && " + script + "'",
+                   200);
+}
+
 // kill -9 at every few steps of checkpoint writing (files, syncs, renames,
 // links), then at random moments from outside: --resume always finds the last
 // complete checkpoint and ends where an uninterrupted run ends.
@@ -326,5 +343,110 @@ BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_never_loses_the_last_o
     finish(run, "killed after " + std::to_string(ms) + " ms");
   }
 }
+
+// A checkpoint write on a full filesystem is one error line naming the
+// checkpoint and "No space left on device", exit 1 (it ended in SIGABRT and
+// a libtorch backtrace: torch's archive writer throws from its destructor);
+// what it wrote is removed and the checkpoint before it resumes.
+BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_one_resumes) {
+  if (!small_filesystems_available()) {
+    BOOST_TEST_MESSAGE("no user and mount namespace here (unshare -rm): nothing to fill");
+    return;
+  }
+  auto cfg = test::synthetic_config();
+  cfg["model"]["hidden"] = {2048};  // each of model.pt, model_state_dict.pt, optimizer.pt ~170 KB
+  cfg["max_epochs"] = 3;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  const std::string config = write_config(cfg), small = dir("small"), out = dir("out");
+  fs::create_directories(out);
+  // 800 KB: the run's files and one checkpoint (~540 KB), not a second one.
+  const auto r = on_small_filesystem(small, "800k",
+                                     kSkein + " train --config " + config + " --run-dir " + small + "/run >" + out +
+                                         "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc; cp -a " + small +
+                                         "/run " + out + "/run");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  test::CommandResult train;
+  train.exit_code = std::stoi(test::read_text(out + "/rc"));
+  train.err = test::read_text(out + "/stderr");
+  BOOST_TEST(train.exit_code == 1, train.err);
+  BOOST_TEST(test::one_error_line(train), train.err);
+  BOOST_TEST(contains(train.err, "checkpoint " + small + "/run/checkpoints/epoch_0002 could not be written"), train.err);
+  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
+  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+  const std::string run = out + "/run";
+  BOOST_TEST(fs::exists(run + "/checkpoints/epoch_0001/trainer.json"));
+  for (fs::directory_iterator it(run + "/checkpoints"), end; it != end; ++it)
+    BOOST_TEST(it->path().filename().string().rfind(".tmp-", 0) != 0u, it->path());
+  const auto resumed = skein("--resume " + run);
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.out, "epoch_0001"), resumed.out);
+  BOOST_TEST(load_json(run + "/history.json").size() == 3u);
+}
+
+// skein train --nproc-per-node keeps its store in $TMPDIR: a full one is one
+// error line naming the store file, not "terminate called ... Aborted"
+// (libtorch's FileStore writes in its destructor).
+BOOST_AUTO_TEST_CASE(a_full_tmpdir_under_the_launcher_is_one_line) {
+  if (!small_filesystems_available()) {
+    BOOST_TEST_MESSAGE("no user and mount namespace here (unshare -rm): nothing to fill");
+    return;
+  }
+  const std::string config = write_config(two_process_config()), small = dir("tmp"), out = dir("tmpout");
+  fs::create_directories(out);
+  const auto r = on_small_filesystem(
+      small, "64k",
+      "dd if=/dev/zero of=" + small + "/filler bs=4k count=100 2>/dev/null; TMPDIR=" + small + " " + kSkein +
+          " train" + kProbe + "--config " + config + " --run-dir " + out + "/run --nproc-per-node 2 --timeout 30 >" +
+          out + "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  test::CommandResult train;
+  train.exit_code = std::stoi(test::read_text(out + "/rc"));
+  train.err = test::read_text(out + "/stderr");
+  BOOST_TEST(train.exit_code == 1, train.err);
+  BOOST_TEST(test::one_error_line(train), train.err);
+  BOOST_TEST(contains(train.err, "cannot write the store file " + small + "/skein-rdzv-"), train.err);
+  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
+  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+}
+
+// The filestore history on a full filesystem: one error line naming its file
+// (it aborted, or spun on the record its failed write left torn), exit 1,
+// and the run resumes from its newest checkpoint with the store elsewhere.
+BOOST_AUTO_TEST_CASE(a_filestore_history_on_a_full_filesystem_is_one_line_and_the_run_resumes) {
+  if (!small_filesystems_available()) {
+    BOOST_TEST_MESSAGE("no user and mount namespace here (unshare -rm): nothing to fill");
+    return;
+  }
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 12;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  const std::string config = write_config(cfg), small = dir("hist"), out = dir("histout");
+  fs::create_directories(out);
+  const std::string run = out + "/run";
+  // One page: the store's records of a few epochs (~1 KB each), not of twelve.
+  const auto r = on_small_filesystem(small, "4k",
+                                     kSkein + " train --config " + config + " --run-dir " + run +
+                                         " --allow-outside-run-dir --plugin filestore:path=" + small + "/h.store >" +
+                                         out + "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  test::CommandResult train;
+  train.exit_code = std::stoi(test::read_text(out + "/rc"));
+  train.err = test::read_text(out + "/stderr");
+  BOOST_TEST(train.exit_code == 1, train.err);
+  BOOST_TEST(test::one_error_line(train), train.err);
+  BOOST_TEST(contains(train.err, "cannot write the store file " + small + "/h.store"), train.err);
+  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
+  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+  const long done = static_cast<long>(load_json(run + "/history.json").size());
+  BOOST_TEST_REQUIRE(done >= 1);
+  BOOST_TEST(done < 12);
+  char newest[32];
+  std::snprintf(newest, sizeof newest, "epoch_%04ld", done);
+  BOOST_TEST(fs::exists(run + "/checkpoints/" + newest + "/trainer.json"), newest);
+  const auto resumed = skein("--resume " + run + " --allow-outside-run-dir --set history.path=" + out + "/h2.store");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(load_json(run + "/history.json").size() == 12u);
+}
+
 
 BOOST_AUTO_TEST_SUITE_END()

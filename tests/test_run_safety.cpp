@@ -391,3 +391,47 @@ BOOST_AUTO_TEST_CASE(a_refused_plugin_directory_is_reported) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(checkpoint_inputs, Fixture)
+
+// A checkpoint file that is not a regular file (a link to /dev/zero or
+// /dev/urandom, a FIFO) is refused in one line before anything opens it:
+// reading one would never end, opening a FIFO waits for a writer.
+BOOST_AUTO_TEST_CASE(checkpoint_files_that_are_not_regular_files_are_refused) {
+  const std::string run = finished_run("done");
+  struct Case {
+    std::string file;  // under checkpoints/
+    std::string plant;  // a device to link to, or "fifo"
+    std::string kind;
+  };
+  const std::vector<Case> cases{{"epoch_0002/model.pt", "/dev/zero", "a character device"},
+                                {"epoch_0002/optimizer.pt", "/dev/urandom", "a character device"},
+                                {"epoch_0002/rng.pt", "fifo", "a FIFO"},
+                                {"epoch_0002/history.json", "fifo", "a FIFO"},
+                                {"final/model_state_dict.pt", "/dev/zero", "a character device"},
+                                {"epoch_0002/trainer.json", "fifo", "a FIFO"}};
+  int n = 0;
+  for (const Case& c : cases) {
+    const std::string copy = tmp.str("copy" + std::to_string(n++));
+    BOOST_REQUIRE(test::run("cp -a " + run + " " + copy).exit_code == 0);
+    const std::string file = copy + "/checkpoints/" + c.file;
+    fs::remove(file);
+    if (c.plant == "fifo")
+      BOOST_REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+    else
+      fs::create_symlink(c.plant, file);
+    // Bounded here: before the fix each of these read or waited for ever.
+    const bool exports = c.file.rfind("final/", 0) == 0;
+    const auto r = exports ? test::run(kSkein + " export " + copy + " --format state_dict --out " +
+                                           tmp.str("out.pt"), 60)
+                           : test::run(test::in_private_network(kSkein + " train --resume " + copy +
+                                                                " --set max_epochs=3"), 60);
+    BOOST_TEST(r.exit_code == 2, c.file << ": " << r.err);
+    BOOST_TEST(test::one_error_line(r), c.file << ": " << r.err);
+    BOOST_TEST(contains(r.err, "'" + file + "' is not a regular file (" + c.kind + ")"), c.file << ": " << r.err);
+    if (c.file == "epoch_0002/trainer.json")  // not a checkpoint then, and none other to resume
+      BOOST_TEST(contains(r.err, "no complete checkpoint"), r.err);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

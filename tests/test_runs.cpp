@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -446,6 +447,40 @@ BOOST_AUTO_TEST_CASE(a_step_checkpoint_resumes_on_fewer_ranks_with_the_rest_of_i
   BOOST_TEST(!history[2].contains("world_size"));
   BOOST_TEST(load_json(run + "/run.json")["world_size_changes"] ==
              nlohmann::json::parse(R"([{"epoch": 2, "world_size": 1}])"));
+}
+
+// A tampered trainer.json (world_size 0, missing, or pass segments that do
+// not add up) is checked before resume trusts it: the checkpoint is passed
+// over aloud and the one before it resumed (it was a SIGFPE: resume divided
+// by the world size).
+BOOST_AUTO_TEST_CASE(a_tampered_trainer_json_is_passed_over_for_the_checkpoint_before) {
+  auto cfg = resumable_config();
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"][0]["keep_last"] = 2;
+  const std::string run = dir("tampered");
+  BOOST_REQUIRE(skein("--config " + write_config(cfg) + " --run-dir " + run).exit_code == 0);
+  const std::string newest = run + "/checkpoints/epoch_0002/trainer.json";
+  const auto meta = load_json(newest);
+  BOOST_REQUIRE(test::run("cp -a " + run + " " + run + ".orig").exit_code == 0);
+  auto tampered = [&](const std::function<void(nlohmann::json&)>& edit) {
+    BOOST_REQUIRE(test::run("rm -rf " + run + " && cp -a " + run + ".orig " + run).exit_code == 0);
+    auto m = meta;
+    edit(m);
+    test::write_text(newest, m.dump());
+    return skein("--resume " + run + " --set max_epochs=3");
+  };
+  for (const auto& edit : std::vector<std::function<void(nlohmann::json&)>>{
+           [](nlohmann::json& m) { m["world_size"] = 0; }, [](nlohmann::json& m) { m.erase("world_size"); },
+           [](nlohmann::json& m) { m["world_size"] = -3; },
+           [](nlohmann::json& m) {
+             m["open_epoch"] = {{"epoch", 3}, {"next_batch", 2}, {"train_samples", 48}, {"batch_size", 16},
+                                {"accumulate_steps", 1}, {"passes", {{{"world_size", 1}, {"batches", 5}}}}};
+           }}) {
+    auto r = tampered(edit);
+    BOOST_TEST(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.err, "passed over the checkpoint of unreadable " + newest), r.err);
+    BOOST_TEST(contains(r.out, "Resumed from " + run + "/checkpoints/epoch_0001"), r.out);
+  }
 }
 
 // A chain of resumes inside one epoch, 2 -> 1 -> 2 processes, each attempt

@@ -1,7 +1,6 @@
 #include "skein/training/checkpoint_dir.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +12,7 @@
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
+#include "skein/io/input_file.hpp"
 
 namespace fs = boost::filesystem;
 
@@ -51,9 +51,10 @@ std::optional<std::pair<long, long>> position_of(const fs::path& dir, std::vecto
   const fs::path meta = dir / checkpoint_files::kMeta;
   if (!fs::exists(meta, ec)) return std::nullopt;
   try {
-    std::ifstream in(meta.string());
-    if (!in) throw std::runtime_error("cannot be opened");
-    return checkpoint_position(nlohmann::json::parse(in));
+    // Every field checked, as resume will check it: a tampered one passes
+    // the checkpoint over (aloud) instead of failing the resume after it.
+    const CheckpointMeta m = parse_checkpoint_meta(read_regular_file(meta.string()), "checkpoint " + dir.string());
+    return std::make_pair(m.epoch, m.open_epoch ? m.open_epoch->next_batch : 0L);
   } catch (const std::exception& e) {
     if (unreadable) unreadable->push_back(meta.string() + ": " + first_line(e.what()));
     return std::nullopt;  // not a complete checkpoint
@@ -177,6 +178,21 @@ std::string why_not_replaceable(const std::string& dir) {
   if (ec) return "exists and cannot be read: " + ec.message();
   if (!empty && !has_meta) return std::string("exists and is not a checkpoint (no ") + checkpoint_files::kMeta + ")";
   return "";
+}
+
+void check_checkpoint_files(const std::string& dir) {
+  boost::system::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (is_checkpoint_file(it->path().filename().string())) names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());  // the same file named whatever the directory's order
+  for (const std::string& name : names) {
+    try {
+      regular_file_size(dir + "/" + name);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError("checkpoint " + dir + ": " + e.what());
+    }
+  }
 }
 
 std::string checkpoint_save_path(const RunInfo& run, const std::string& name, bool allow_outside) {

@@ -1,5 +1,7 @@
 #include "skein/training/checkpoint_meta.hpp"
 
+#include "skein/training/checkpoint_dir.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -294,6 +296,7 @@ CheckpointMeta read_checked_checkpoint(const std::string& dir) {
   if (!S_ISDIR(st.st_mode)) throw ConfigError(where + " is not a directory");
   if (::access((dir + "/" + checkpoint_files::kMeta).c_str(), F_OK) != 0)
     throw ConfigError(where + " has no " + checkpoint_files::kMeta + ": not a complete checkpoint");
+  check_checkpoint_files(dir);  // no FIFO or device is opened below
   const CheckpointMeta meta =
       parse_checkpoint_meta(read_whole_file(dir + "/" + checkpoint_files::kMeta).value_or(""), where);
   // A file whose bytes changed since they were written (bit rot, a partial

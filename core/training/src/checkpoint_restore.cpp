@@ -124,10 +124,6 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
   differs("training samples", o.train_samples, samples);
   differs("batch_size", o.batch_size, config.batch_size);
   differs("accumulate_steps", o.accumulate_steps, config.accumulate_steps);
-  const long batches_per_epoch = train_batches_per_epoch(samples, meta.world_size, config.batch_size);
-  if (o.next_batch > batches_per_epoch)
-    throw ConfigError(where + ": bad trainer.json: next_batch " + std::to_string(o.next_batch) + " of an epoch of " +
-                      std::to_string(batches_per_epoch) + " batches");
   OpenEpoch open;
   open.next_batch = o.next_batch;
   const long epoch = meta.epoch + 1;

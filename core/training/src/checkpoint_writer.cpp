@@ -30,10 +30,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <streambuf>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <boost/filesystem.hpp>
@@ -137,6 +140,40 @@ void check_replaceable(const fs::path& dir) {
   if (const std::string why = why_not_replaceable(dir.string()); !why.empty())
     throw ConfigError("checkpoint '" + dir.string() + "' " + why + "; skein replaces only a checkpoint it wrote");
 }
+
+// What a checkpoint file is written through: never failing in its
+// writer's eyes, so that libtorch's archive writer (PyTorchStreamWriter),
+// which throws from its destructor when a write fails (std::terminate: a
+// full disk ended the process with a backtrace), always finishes. The
+// first failure's errno is kept for the error the caller throws after.
+class FailLaterBuf final : public std::streambuf {
+ public:
+  explicit FailLaterBuf(std::streambuf& file) : file_(file) {}
+  int error() const { return error_; }  // errno of the first failed write, 0 if none
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      const char byte = traits_type::to_char_type(ch);
+      xsputn(&byte, 1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* bytes, std::streamsize n) override {
+    errno = 0;
+    if (error_ == 0 && file_.sputn(bytes, n) != n) error_ = errno != 0 ? errno : EIO;
+    return n;
+  }
+  int sync() override {
+    errno = 0;
+    if (error_ == 0 && file_.pubsync() != 0) error_ = errno != 0 ? errno : EIO;
+    return 0;
+  }
+
+ private:
+  std::streambuf& file_;
+  int error_ = 0;
+};
 
 template <class Save>
 std::string serialized(const Save& save) {
@@ -267,6 +304,12 @@ nlohmann::json CheckpointWriter::open_epoch_part(const EpochPosition& at) const 
   return {{"record", record}, {"callbacks", parts_.callbacks.states()}, {"seconds", at.seconds}};
 }
 
+struct CheckpointWriter::RankParts {
+  std::vector<torch::Tensor> rng, cuda_rng, open_batches;
+  nlohmann::json open_ranks;
+  std::vector<torch::Tensor> parallel;
+};
+
 void CheckpointWriter::write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
                              const CheckpointParts& parts) {
   // Collectives: every rank takes part. A resumed run continues each rank's
@@ -319,8 +362,25 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
   const fs::path tmp = root_path / fitting_name(".tmp-", name, "-" + std::to_string(::getpid()));
+  try {
+    write_files(tmp.string(), name, at, parts, {rng_states, cuda_rng_states, open_batches, open_ranks, parallel_states});
+    install_checkpoint(root_path, tmp, name);
+  } catch (const std::exception& e) {
+    // A full disk, say: what was written goes (it frees the space), the
+    // checkpoints before this one stay as they were.
+    boost::system::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw std::runtime_error("checkpoint " + (root_path / name).string() + " could not be written (" +
+                             first_line(e.what()) + "); the checkpoints written before it are intact");
+  }
+}
+
+void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string& name, const EpochPosition& at,
+                                   const CheckpointParts& parts, const RankParts& ranks) {
+  const fs::path tmp(tmp_dir);
   fs::remove_all(tmp);
   fs::create_directories(tmp);
+  const bool open = at.open && !parts.model_only;
   nlohmann::json checksums = nlohmann::json::object();  // verified on resume
   auto put = [&](const char* file, const std::string& bytes) {
     write_file_atomic((tmp / file).string(), bytes);
@@ -334,12 +394,16 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     const std::string path = (tmp / file).string();
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      Crc64Streambuf summed(*out.rdbuf());
+      if (!out) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+      FailLaterBuf sink(*out.rdbuf());
+      Crc64Streambuf summed(sink);
       std::ostream through(&summed);
       save(through);
       through.flush();
-      out.flush();
-      if (!through || !out) throw std::runtime_error("cannot write " + path);
+      sink.pubsync();
+      if (sink.error() != 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(sink.error()));
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + path);
       checksums[file] = summed.hex();
     }
     fsync_path(path, O_RDONLY);
@@ -352,16 +416,16 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
     put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out); });
     if (open) {
       put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
-      put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", open_ranks}}.dump() + "\n");
-      put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(open_batches, out); }));
+      put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", ranks.open_ranks}}.dump() + "\n");
+      put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(ranks.open_batches, out); }));
     } else {
       put(checkpoint_files::kHistory, history_.dump() + "\n");
     }
-    put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(rng_states, out); }));
-    if (!cuda_rng_states.empty())
-      put(checkpoint_files::kCudaRng, serialized([&](std::ostream& out) { torch::save(cuda_rng_states, out); }));
-    if (!parallel_states.empty())
-      put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(parallel_states, out); }));
+    put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(ranks.rng, out); }));
+    if (!ranks.cuda_rng.empty())
+      put(checkpoint_files::kCudaRng, serialized([&](std::ostream& out) { torch::save(ranks.cuda_rng, out); }));
+    if (!ranks.parallel.empty())
+      put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(ranks.parallel, out); }));
   }
   nlohmann::json meta_json = meta(checksums, at);
   if (parts.epoch >= 0) meta_json["epoch"] = parts.epoch;
@@ -369,8 +433,6 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   put(checkpoint_files::kMeta, encode_nonfinite(meta_json).dump(2) + "\n");  // last: marks it complete
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
-
-  install_checkpoint(root_path, tmp, name);
 }
 
 void CheckpointWriter::link(const std::string& from, const std::string& name) {

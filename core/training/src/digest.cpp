@@ -1,8 +1,10 @@
 #include "skein/training/digest.hpp"
 
 #include <cstdio>
-#include <fstream>
+#include <stdexcept>
 #include <vector>
+
+#include "skein/io/input_file.hpp"
 
 namespace skein::core {
 
@@ -25,16 +27,15 @@ std::string crc64_hex(const std::string& bytes) {
 }
 
 std::optional<std::string> crc64_hex_of_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  Crc64 crc;
-  std::vector<char> piece(1 << 20);
-  while (in) {
-    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
-    crc.add(piece.data(), static_cast<std::size_t>(in.gcount()));
+  try {
+    RegularFileReader in(path);  // not a FIFO or device; no further than its size
+    Crc64 crc;
+    std::vector<char> piece(1 << 20);
+    while (const std::size_t n = in.read(piece.data(), piece.size())) crc.add(piece.data(), n);
+    return crc.hex();
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
   }
-  if (in.bad()) return std::nullopt;
-  return crc.hex();
 }
 
 Crc64Streambuf::int_type Crc64Streambuf::overflow(int_type ch) {

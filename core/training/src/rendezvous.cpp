@@ -4,7 +4,6 @@
 
 #include <chrono>
 
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/history.hpp"
@@ -114,9 +113,7 @@ class StoreRendezvous final : public Rendezvous {
 
 std::unique_ptr<Rendezvous> Rendezvous::file_store(const std::string& path, int users,
                                                    double timeout_s) {
-  auto store = c10::make_intrusive<c10d::FileStore>(path, users);
-  store->setTimeout(to_millis(timeout_s));
-  return std::make_unique<StoreRendezvous>(store, 0, path);
+  return std::make_unique<StoreRendezvous>(open_file_store(path, users, timeout_s), 0, path);
 }
 
 std::unique_ptr<Rendezvous> Rendezvous::tcp_server(int port, int world_size, double timeout_s) {

@@ -63,9 +63,11 @@ void prepare_resume(TrainRequest& request) {
   if (!request.run_dir.empty() && fs::path(request.run_dir) != fs::path(dir))
     throw ConfigError("--resume " + dir + " writes into that directory; drop --run-dir");
   if (request.overwrite) throw ConfigError("--overwrite and --resume exclude each other");
-  if (find_latest_checkpoint(run_files::path(dir, run_files::kCheckpoints)).empty())
+  std::vector<std::string> unreadable;
+  if (find_latest_checkpoint(run_files::path(dir, run_files::kCheckpoints), &unreadable).empty())
     throw ConfigError("--resume " + dir + ": no complete checkpoint in " + dir +
-                      "/checkpoints (the checkpoint callback or a session's save_checkpoint writes them)");
+                      "/checkpoints (the checkpoint callback or a session's save_checkpoint writes them)" +
+                      (unreadable.empty() ? "" : "; passed over: " + unreadable.front()));
   request.sources.config_path = run_files::path(dir, run_files::kConfig);
   request.run_dir = dir;
 }
@@ -391,7 +393,7 @@ TrainOutcome run_training(const TrainRequest& original_request) {
       }
     } else {
       // The run stays: its log ends with why it stopped (stderr has the line too).
-      run_log.note("skein: error: " + first_line(reported.what()) + "\n");
+      run_log.note("skein: error: " + failure_line(reported.what()) + "\n");
     }
     report_failure(reported);
     if (interrupted) throw *interrupted;

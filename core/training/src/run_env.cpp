@@ -5,7 +5,6 @@
 #include <random>
 #include <sstream>
 
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -91,7 +90,7 @@ RunStore open_run_store(RunInfo& run, const LauncherEnv& launcher) {
     if (const char* path = env_value(env::kStoreFile)) {
       const int users = static_cast<int>(env_int(env::kStoreUsers, run.world_size, 1, 1 << 20));
       rs.kind = RunStore::Kind::file;
-      rs.store = c10::make_intrusive<c10d::FileStore>(path, users);
+      rs.store = open_file_store(path, users, run.timeout_s);
     } else if (run.world_size > 1 || (!run.master_addr.empty() && run.master_port > 0)) {
       // Every rank, rank 0 too, connects to the address (libtorch's TCPStore
       // would retry a name it cannot resolve until the timeout).

@@ -1,7 +1,6 @@
 #include "skein/training/state_dict_io.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,12 +16,10 @@
 
 namespace skein::core {
 StateDict read_state_dict(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw ConfigError("cannot read state dict '" + path + "'");
   c10::IValue value;
   try {
     value = read_torch_save(path);
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a missing file, a FIFO: refused before it is opened
     throw ConfigError(std::string(e.what()) + "; expected a state dict");
   }
   if (!value.isGenericDict())

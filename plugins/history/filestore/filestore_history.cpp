@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include <boost/filesystem.hpp>
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
 
 #include "../store_common/store_history.hpp"
 #include "skein/errors.hpp"
@@ -80,11 +79,10 @@ c10::intrusive_ptr<c10d::Store> make_store(const skein::PluginArgs& args) {
   ::close(fd);
   c10::intrusive_ptr<c10d::Store> store;
   try {
-    store = c10::make_intrusive<c10d::FileStore>(path, run.world_size);
+    store = skein::open_file_store(path, run.world_size, run.timeout_s);  // a full disk: an error, not an abort
   } catch (const std::exception& e) {
     args.options.fail(kPath, "names '" + path + "', which cannot be opened: " + skein::first_line(e.what()));
   }
-  store->setTimeout(skein::to_millis(run.timeout_s));
   if (run.rank == 0 && coordinated) skein::store_set(*args.store->store, ready_key, "1");
   return store;
 }
@@ -93,6 +91,6 @@ using FileStoreHistory = skein_history::StoreHistoryPlugin<make_store>;
 
 }  // namespace
 
-SKEIN_PLUGIN(FileStoreHistory, history, "filestore", "1.0.0",
+SKEIN_PLUGIN(FileStoreHistory, history, "filestore", "1.0.1",
              "History of all ranks merged each epoch through a c10d FileStore (no network)",
              SKEIN_OPTION_SPECS(FILESTORE_OPTIONS))

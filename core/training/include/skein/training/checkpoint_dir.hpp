@@ -41,6 +41,13 @@ SKEIN_EXPORT std::string find_model_checkpoint(const std::string& root);
 // else is ever replaced: skein did not write it.
 SKEIN_EXPORT std::string why_not_replaceable(const std::string& dir);
 
+// Throws ConfigError ("checkpoint DIR: 'DIR/model.pt' is not a regular file
+// (a character device)") unless every checkpoint file in `dir` (the names
+// why_not_replaceable knows, links followed) is a regular file: a FIFO would
+// block its reader and /dev/zero never end. read_checked_checkpoint calls it
+// before any file of the checkpoint is opened.
+SKEIN_EXPORT void check_checkpoint_files(const std::string& dir);
+
 // Where a session's save_checkpoint(name) writes, by the rules skein
 // train's outputs obey: a relative name lands in RUN/checkpoints/; the run
 // directory, those above it and the run's own files (checkpoints/ itself,

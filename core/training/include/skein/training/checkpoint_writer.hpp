@@ -74,6 +74,11 @@ class SKEIN_EXPORT CheckpointWriter {
   // optimizer.pt on rank 0; other ranks' shards pass through files in `tmp`.
   void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out) const;
   nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
+  // Every rank's parts of a checkpoint, gathered on rank 0 (write()).
+  struct RankParts;
+  // The checkpoint's files into the new directory `tmp` (rank 0).
+  void write_files(const std::string& tmp_dir, const std::string& name, const EpochPosition& at,
+                   const CheckpointParts& parts, const RankParts& ranks);
   nlohmann::json open_epoch_part(const EpochPosition& at) const;
   // The same state under another name: hard links to the files of `from`
   // (never modified once written), renamed into place. Rank 0 only.
