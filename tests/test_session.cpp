@@ -1,10 +1,13 @@
 #define BOOST_TEST_MODULE session
 #include <boost/test/unit_test.hpp>
 
+#include <dlfcn.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -438,6 +441,121 @@ BOOST_AUTO_TEST_CASE(a_session_load_reads_trainer_json_once) {
   auto opens = files.opens();
   BOOST_TEST(opens["model.pt"] >= 1);  // the watch saw the load
   BOOST_TEST(opens["trainer.json"] == 1);
+}
+
+// A checkpoint file replaced by a FIFO or a link to /dev/zero is refused
+// before it is opened (it would block or never end), and the session goes on.
+BOOST_AUTO_TEST_CASE(a_session_load_refuses_checkpoint_files_that_are_not_regular_files) {
+  namespace fs = boost::filesystem;
+  skein::SessionOptions options;
+  options.run_dir = dir("special");
+  options.echo_log = false;
+  skein::Session s(fed_config(), options);
+  const auto x = torch::randn({8, 3}), y = torch::randn({8, 2});
+  s.train_step(x, y);
+  s.end_epoch();
+  s.save_checkpoint("ck");
+  const std::string ck = dir("special/checkpoints/ck");
+  fs::remove(ck + "/optimizer.pt");
+  BOOST_TEST_REQUIRE(::mkfifo((ck + "/optimizer.pt").c_str(), 0600) == 0);
+  std::string message = test::message_of<skein::ConfigError>([&] { s.load_checkpoint("ck"); });
+  BOOST_TEST(contains(message, "'" + ck + "/optimizer.pt' is not a regular file (a FIFO)"), message);
+  fs::remove(ck + "/optimizer.pt");
+  fs::remove(ck + "/model.pt");
+  fs::create_symlink("/dev/zero", ck + "/model.pt");
+  message = test::message_of<skein::ConfigError>([&] { s.load_checkpoint("ck"); });
+  BOOST_TEST(contains(message, "'" + ck + "/model.pt' is not a regular file (a character device)"), message);
+  BOOST_CHECK_NO_THROW(s.train_step(x, y));
+}
+
+// A Session moved from holds no run: every call on it throws a
+// std::logic_error saying so (it crashed before), and assigning a session
+// to it makes it usable again.
+BOOST_AUTO_TEST_CASE(a_moved_from_session_refuses_every_call) {
+  skein::SessionOptions options;
+  options.run_dir = dir("moved");
+  options.echo_log = false;
+  skein::Session from(fed_config(), options);
+  skein::Session to(std::move(from));
+  const auto x = torch::randn({4, 3}), y = torch::randn({4, 2});
+  const std::vector<std::pair<std::string, std::function<void()>>> calls{
+      {"train_step", [&] { from.train_step(x, y); }},
+      {"eval_step", [&] { from.eval_step(x, y); }},
+      {"predict", [&] { from.predict(x); }},
+      {"end_epoch", [&] { from.end_epoch(); }},
+      {"save_checkpoint", [&] { from.save_checkpoint("ck"); }},
+      {"load_checkpoint", [&] { from.load_checkpoint("ck"); }},
+      {"finish", [&] { from.finish(); }},
+      {"context", [&] { from.context(); }},
+      {"context", [&] { from.history(); }},  // history() is context().history()
+      {"run_dir", [&] { from.run_dir(); }},
+      {"epoch", [&] { from.epoch(); }}};
+  for (const auto& [name, call] : calls) {
+    const std::string message = test::message_of<std::logic_error>(call);
+    BOOST_TEST(contains(message, name + ": this skein::Session was moved from"), name << ": " << message);
+  }
+  BOOST_TEST(to.train_step(x, y).loss > 0);
+  from = std::move(to);  // usable again, and `to` is the one moved from
+  BOOST_TEST(from.train_step(x, y).loss > 0);
+  BOOST_TEST(contains(test::message_of<std::logic_error>([&] { to.epoch(); }), "moved from"));
+}
+
+// save_checkpoint is a collective: ranks that pass different names are told
+// so at once, on every rank, in one line naming the ranks and their names
+// (before, rank 0 waited for the others' parts until the timeout: "Socket
+// Timeout"), and a name rank 0 refuses is refused on every rank. Two
+// processes under torchrun, through the C ABI (ctypes).
+BOOST_AUTO_TEST_CASE(ranks_saving_under_different_names_are_told_which_differ) {
+  Dl_info library{};
+  BOOST_TEST_REQUIRE(::dladdr(reinterpret_cast<void*>(&skein_session_create), &library) != 0);
+  auto cfg = fed_config();
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  const std::string script = dir("save_names.py");
+  test::write_text(script, R"(import ctypes, json, os, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.skein_last_error.restype = ctypes.c_char_p
+rank = int(os.environ["RANK"])
+session = ctypes.c_void_p()
+status = lib.skein_session_create(sys.argv[2].encode(), sys.argv[3].encode(), ctypes.byref(session))
+if status != 0:
+    sys.exit("create: " + lib.skein_last_error(None).decode())
+status = lib.skein_save_checkpoint(session, ("ck_a" if rank == 0 else "ck_b").encode())
+with open(sys.argv[4] + "." + str(rank), "w") as out:
+    out.write(str(status) + " " + lib.skein_last_error(session).decode())
+if rank == 0:  # what only rank 0 looks at: a directory skein did not write
+    os.makedirs(sys.argv[5] + "/checkpoints/ck_x")
+    open(sys.argv[5] + "/checkpoints/ck_x/notes.txt", "w").write("mine")
+status = lib.skein_save_checkpoint(session, b"ck_x")
+with open(sys.argv[4] + ".x." + str(rank), "w") as out:
+    out.write(str(status) + " " + lib.skein_last_error(session).decode())
+lib.skein_session_destroy(session)
+)");
+  const std::string result = dir("result");
+  const std::string torchrun = "env SKEIN_TIMEOUT_S=30 " SKEIN_TEST_PYTHON
+                               " -m torch.distributed.run --nproc_per_node 2 -r 2 -t 2 --master_addr 127.0.0.1 "
+                               "--master_port " +
+                               std::to_string(test::free_port()) + " ";
+  const auto r = test::run(test::in_private_network(torchrun + script + " " + library.dli_fname + " '" + cfg.dump() +
+                                                    "' '" + options_for(dir("names")) + "' " + result + " " +
+                                                    dir("names")),
+                           120);
+  BOOST_TEST(r.exit_code == 0, r.err);
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string got = test::read_text(result + "." + std::to_string(rank));
+    BOOST_TEST(got.rfind(std::to_string(SKEIN_ERROR_ARGUMENT) + " ", 0) == 0u, "rank " << rank << ": " << got);
+    BOOST_TEST(contains(got, "save_checkpoint: the ranks passed different names: 'ck_a' (rank 0), 'ck_b' (rank 1)"),
+               "rank " << rank << ": " << got);
+    BOOST_TEST(!contains(got, "imeout"), "rank " << rank << ": " << got);
+  }
+  BOOST_TEST(!boost::filesystem::exists(dir("names/checkpoints/ck_a")));
+  // A name only rank 0 refuses (it alone checks what is there) is refused on every rank.
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string got = test::read_text(result + ".x." + std::to_string(rank));
+    BOOST_TEST(got.rfind(std::to_string(SKEIN_ERROR_ARGUMENT) + " ", 0) == 0u, "rank " << rank << ": " << got);
+    BOOST_TEST(contains(got, "exists and is not a checkpoint (it holds 'notes.txt')"), "rank " << rank << ": " << got);
+    BOOST_TEST(contains(got, "refused on rank 0") == (rank == 1), "rank " << rank << ": " << got);
+  }
+  BOOST_TEST(test::read_text(dir("names/checkpoints/ck_x/notes.txt")) == "mine");
 }
 
 BOOST_AUTO_TEST_CASE(c_abi_trains_column_major_buffers_like_row_major_ones) {

@@ -2,17 +2,22 @@
 // (run_setup.hpp), driven batch by batch through the Trainer's steps.
 #include "skein/session.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <stdexcept>
+#include <vector>
 
 #include <c10/util/StringUtil.h>
 
 #include "skein/training/checkpoint_dir.hpp"
 #include "skein/training/checkpoint_meta.hpp"
 #include "skein/training/config.hpp"
+#include "skein/training/from_main.hpp"
 #include "skein/training/log_stream.hpp"
 #include "skein/training/run_env.hpp"
 #include "skein/training/run_setup.hpp"
 #include "skein/training/step_driver.hpp"
+#include "skein/training/store_keys.hpp"
 #include "skein/training/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
@@ -65,6 +70,7 @@ struct Session::Impl {
   std::unique_ptr<StepDriver> steps;  // the engine's step API over trainer
   bool finished = false;
   bool warned_partial_group = false;
+  long saves = 0;  // save_checkpoint calls so far: each agrees under a key of its own
 
   Impl(const nlohmann::json& config_json, SessionOptions opts)
       : options(std::move(opts)),
@@ -119,6 +125,48 @@ struct Session::Impl {
                         "checkpoint written at an epoch's end (epoch_*)");
     trainer->resume(checkpoint, meta);  // all or nothing
     log.stream() << "Resumed from " << checkpoint << "\n";
+  }
+
+  // Where save_checkpoint(name) writes, once every rank has passed the same
+  // name and none refused it (the main rank alone checks what is there): a
+  // collective write would otherwise wait on parts that never come. Each
+  // rank's name and refusal goes through the run's store, bounded by its
+  // timeout; a difference is one line, the same on every rank.
+  std::string agreed_save_path(const std::string& name) {
+    std::string path, refused;
+    try {
+      path = checkpoint_save_path(run, name, options.allow_outside_run_dir);
+    } catch (const std::invalid_argument& e) {
+      refused = e.what();
+    }
+    const std::vector<std::string> all =
+        every_rank_value(store, run, store_key::session_checkpoint_name(run.run_id, ++saves),
+                         std::to_string(name.size()) + ":" + name + refused, "save_checkpoint's name");
+    std::vector<std::pair<std::string, std::string>> by_rank;  // name, refusal
+    for (const std::string& v : all) {
+      const std::size_t colon = v.find(':');
+      const std::size_t length = std::stoul(v.substr(0, colon));
+      by_rank.emplace_back(v.substr(colon + 1, length), v.substr(colon + 1 + length));
+    }
+    std::vector<std::pair<std::string, std::string>> names;  // each name, with the ranks that passed it
+    for (std::size_t r = 0; r < by_rank.size(); ++r) {
+      auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == by_rank[r].first; });
+      if (it == names.end()) it = names.insert(names.end(), {by_rank[r].first, ""});
+      it->second += (it->second.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (names.size() > 1) {
+      std::string which;
+      for (const auto& [passed, ranks] : names)
+        which += (which.empty() ? "'" : ", '") + passed + "' (rank" + (ranks.find(',') == std::string::npos ? " " : "s ") +
+                 ranks + ")";
+      throw std::invalid_argument("save_checkpoint: the ranks passed different names: " + which +
+                                  "; it is a collective: every rank passes the same name");
+    }
+    for (std::size_t r = 0; r < by_rank.size(); ++r)
+      if (!by_rank[r].second.empty())
+        throw std::invalid_argument(by_rank[r].second +
+                                    (static_cast<int>(r) == run.rank ? "" : " (refused on rank " + std::to_string(r) + ")"));
+    return path;
   }
 
   void check_usable(const char* call) const {
@@ -242,22 +290,29 @@ Session& Session::operator=(Session&& other) noexcept {
   return *this;
 }
 
+Session::Impl& Session::live(const char* call) const {
+  if (!impl_)
+    throw std::logic_error(std::string(call) +
+                           ": this skein::Session was moved from and holds no run; use the session it was moved to");
+  return *impl_;
+}
+
 StepResult Session::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
-  return impl_->step(inputs, targets, true);
+  return live("train_step").step(inputs, targets, true);
 }
 
 StepResult Session::eval_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
-  return impl_->step(inputs, targets, false);
+  return live("eval_step").step(inputs, targets, false);
 }
 
 torch::Tensor Session::predict(const torch::Tensor& inputs) {
-  Impl& s = *impl_;  // also after finish(): the trained model serves on
+  Impl& s = live("predict");  // also after finish(): the trained model serves on
   const torch::Tensor out = s.trainer->predict(s.model_inputs(inputs, "predict"));
   return out;
 }
 
 bool Session::end_epoch() {
-  Impl& s = *impl_;
+  Impl& s = live("end_epoch");
   s.check_usable("end_epoch");
   // An empty epoch would shift every later epoch's number (and the resume
   // point): a second end_epoch by mistake is refused, not recorded.
@@ -278,19 +333,19 @@ bool Session::end_epoch() {
 }
 
 void Session::save_checkpoint(const std::string& dir) {
-  Impl& s = *impl_;
+  Impl& s = live("save_checkpoint");
   s.check_between_epochs("save_checkpoint");
-  s.trainer->save_checkpoint(checkpoint_save_path(s.run, dir, s.options.allow_outside_run_dir));
+  s.trainer->save_checkpoint(s.agreed_save_path(dir));
 }
 
 void Session::load_checkpoint(const std::string& dir) {
-  Impl& s = *impl_;
+  Impl& s = live("load_checkpoint");
   s.check_between_epochs("load_checkpoint");
   s.restore(checkpoint_load_path(s.run, dir));
 }
 
 void Session::finish() {
-  Impl& s = *impl_;
+  Impl& s = live("finish");
   if (s.finished) return;
   s.finished = true;
   if (s.steps->began()) {
@@ -302,8 +357,11 @@ void Session::finish() {
   s.log.stream().flush();
 }
 
-TrainContext& Session::context() { return *impl_->trainer; }
-const std::string& Session::run_dir() const { return impl_->run.run_dir; }
-long Session::epoch() const { return impl_->trainer->epoch() - (impl_->steps->epoch_open() ? 1 : 0); }
+TrainContext& Session::context() { return *live("context").trainer; }
+const std::string& Session::run_dir() const { return live("run_dir").run.run_dir; }
+long Session::epoch() const {
+  const Impl& s = live("epoch");
+  return s.trainer->epoch() - (s.steps->epoch_open() ? 1 : 0);
+}
 
 }  // namespace skein

@@ -83,6 +83,9 @@ class SKEIN_EXPORT Session {
   ~Session();  // finish(), errors swallowed
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+  // A session moved from holds no run: any call on it but assignment and
+  // destruction throws std::logic_error ("train_step: this skein::Session
+  // was moved from ...").
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
 
@@ -113,7 +116,10 @@ class SKEIN_EXPORT Session {
   // itself, config.json, ...), a path outside the run directory unless
   // allow_outside_run_dir, and anything already at `dir` but a checkpoint
   // or an empty directory (a checkpoint is replaced as a whole; nothing
-  // skein did not write is ever removed).
+  // skein did not write is ever removed). On several ranks, every rank must
+  // pass the same `dir`: the ranks compare them first (through the run's
+  // store, within its timeout) and ranks that differ, or a `dir` rank 0
+  // refuses, are std::invalid_argument on every rank, naming each rank's.
   void save_checkpoint(const std::string& dir);
   // Restores model, optimizer, history, random state and callback states;
   // the next step opens the epoch after the checkpoint's. Between epochs
@@ -143,6 +149,10 @@ class SKEIN_EXPORT Session {
 
  private:
   struct Impl;
+  // The run, or std::logic_error "CALL: this skein::Session was moved from
+  // ..." for a session moved from (every call but the destructor and
+  // assignment, which make it usable again).
+  Impl& live(const char* call) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -160,7 +160,9 @@ SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
  * itself, config.json, ...), a path outside the run directory without the
  * option "allow_outside_run_dir", and anything already at `dir` but a
  * checkpoint or an empty directory: a checkpoint there is replaced as a
- * whole, nothing skein did not write is ever removed. */
+ * whole, nothing skein did not write is ever removed. On several ranks every
+ * rank passes the same `dir`; ranks that differ get SKEIN_ERROR_ARGUMENT on
+ * every rank, naming each rank's (compared within the run's timeout). */
 SKEIN_C_EXPORT skein_status skein_save_checkpoint(skein_session* session, const char* dir);
 /* Restores a checkpoint directory (between epochs; a relative `dir` is a
  * name in the run's checkpoints/). Every file is checked first: one that

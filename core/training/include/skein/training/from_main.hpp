@@ -1,8 +1,9 @@
 #pragma once
 // One value for the whole run, decided by rank 0 (its file system holds the
 // run directory, its clock names it, ...) and read by the other ranks from
-// the run's store.
+// the run's store; or every rank's value, for ranks to check they agree.
 #include <string>
+#include <vector>
 
 #include "skein/detail/export.hpp"
 #include "skein/run.hpp"
@@ -18,5 +19,14 @@ namespace skein::core {
 // it with the same key.
 SKEIN_EXPORT std::string from_main(const RunStore& store, const RunInfo& run, const std::string& key,
                                    const std::string& value);
+
+// Every rank's `value`, by rank, on every rank: each puts its own under
+// `key`/RANK in the run's store and waits (at most the store's timeout) for
+// the others'; the last rank to read them removes them. A single process (or
+// no store) gets {value}. Ranks not heard from in time are an error naming
+// them and `what` ("save_checkpoint's name"). A collective over the ranks
+// that call it with the same key: use a new key for each call.
+SKEIN_EXPORT std::vector<std::string> every_rank_value(const RunStore& store, const RunInfo& run, const std::string& key,
+                                                       const std::string& value, const std::string& what);
 
 }  // namespace skein::core

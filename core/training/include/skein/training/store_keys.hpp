@@ -25,6 +25,12 @@ inline std::string checkpoint_part(const std::string& run, const std::string& na
   return "skein/ckpt/" + run + "/" + name + "/" + std::to_string(epoch) + "/" + part + "/" + std::to_string(rank);
 }
 
+// Every rank's name for a session's `call`-th save_checkpoint (and whether
+// it was refused there), compared before the collective write.
+inline std::string session_checkpoint_name(const std::string& run, long call) {
+  return "skein/session_save/" + run + "/" + std::to_string(call);
+}
+
 // The launchers of a multi-node run (their own rendezvous store).
 inline std::string launcher_max_restarts() { return "skein/launcher/max_restarts"; }
 inline std::string launcher_attempt(int number) { return "skein/launcher/attempt" + std::to_string(number) + "/"; }
