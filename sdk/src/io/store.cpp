@@ -63,7 +63,14 @@ class CheckedFileStore final : public c10d::FileStore {
 }  // namespace
 
 c10::intrusive_ptr<c10d::Store> open_file_store(const std::string& path, int users, double timeout_s) {
-  auto store = c10::make_intrusive<CheckedFileStore>(path, users);
+  c10::intrusive_ptr<CheckedFileStore> store;
+  try {
+    // libtorch 2.x's constructor already appends a record (its count of the
+    // file's users): a full disk fails it there, with no file named.
+    store = c10::make_intrusive<CheckedFileStore>(path, users);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot write the store file " + path + ": " + first_line(e.what()));
+  }
   store->setTimeout(to_millis(timeout_s));
   return store;
 }
