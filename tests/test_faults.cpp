@@ -269,19 +269,39 @@ BOOST_AUTO_TEST_CASE(a_one_machine_run_listens_on_loopback_only) {
 
 // A small filesystem of its own for a command: a tmpfs of `size` mounted at
 // `mount` inside a user and mount namespace (unshare -rm, no root needed;
-// with a private network, as skein() runs), gone when the command ends, so
-// `script` copies out what the test reads. False where this machine allows
-// no such namespace.
+// with a private network, as skein() runs), gone when the command ends.
+// False where this machine allows no such namespace.
 bool small_filesystems_available() {
   static const bool available =
       std::system("unshare -rm sh -c 'd=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs \"$d\"' >/dev/null 2>&1") == 0;
   return available;
 }
-test::CommandResult on_small_filesystem(const std::string& mount, const std::string& size, const std::string& script) {
+// `command` run with a tmpfs of `size` at `mount`: its status, stdout and
+// stderr (kept in `out`, outside the tmpfs); then `after`, which copies out
+// what the test reads from the tmpfs.
+test::CommandResult on_small_filesystem(const std::string& mount, const std::string& size, const std::string& command,
+                                        const std::string& out, const std::string& after = "true") {
   fs::create_directories(mount);
-  return test::run("unshare -rmn sh -c 'ip link set lo up && mount -t tmpfs -o size=" + size + " tmpfs " + mount +
-                       " && " + script + "'",
-                   200);
+  fs::create_directories(out);
+  const auto r = test::run("unshare -rmn sh -c 'ip link set lo up && mount -t tmpfs -o size=" + size + " tmpfs " +
+                               mount + " && " + command + " >" + out + "/stdout 2>" + out + "/stderr; echo $? >" +
+                               out + "/rc; " + after + "'",
+                           200);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  test::CommandResult result;
+  result.exit_code = std::stoi(test::read_text(out + "/rc"));
+  result.out = test::read_text(out + "/stdout");
+  result.err = test::read_text(out + "/stderr");
+  return result;
+}
+// A full disk's failure: exit 1, one line naming `culprit` and the cause,
+// never libtorch's "terminate called ...".
+void check_full_disk_line(const test::CommandResult& r, const std::string& culprit) {
+  BOOST_TEST(r.exit_code == 1, r.err);
+  BOOST_TEST(test::one_error_line(r), r.err);
+  BOOST_TEST(contains(r.err, culprit), r.err);
+  BOOST_TEST(contains(r.err, "No space left on device"), r.err);
+  BOOST_TEST(!contains(r.err, "terminate"), r.err);
 }
 
 // kill -9 at every few steps of checkpoint writing (files, syncs, renames,
@@ -358,21 +378,11 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_
   cfg["max_epochs"] = 3;
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
   const std::string config = write_config(cfg), small = dir("small"), out = dir("out");
-  fs::create_directories(out);
   // 800 KB: the run's files and one checkpoint (~540 KB), not a second one.
-  const auto r = on_small_filesystem(small, "800k",
-                                     kSkein + " train --config " + config + " --run-dir " + small + "/run >" + out +
-                                         "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc; cp -a " + small +
-                                         "/run " + out + "/run");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  test::CommandResult train;
-  train.exit_code = std::stoi(test::read_text(out + "/rc"));
-  train.err = test::read_text(out + "/stderr");
-  BOOST_TEST(train.exit_code == 1, train.err);
-  BOOST_TEST(test::one_error_line(train), train.err);
-  BOOST_TEST(contains(train.err, "checkpoint " + small + "/run/checkpoints/epoch_0002 could not be written"), train.err);
-  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
-  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+  const auto train = on_small_filesystem(small, "800k",
+                                         kSkein + " train --config " + config + " --run-dir " + small + "/run", out,
+                                         "cp -a " + small + "/run " + out + "/run");
+  check_full_disk_line(train, "checkpoint " + small + "/run/checkpoints/epoch_0002 could not be written");
   const std::string run = out + "/run";
   BOOST_TEST(fs::exists(run + "/checkpoints/epoch_0001/trainer.json"));
   for (fs::directory_iterator it(run + "/checkpoints"), end; it != end; ++it)
@@ -392,21 +402,12 @@ BOOST_AUTO_TEST_CASE(a_full_tmpdir_under_the_launcher_is_one_line) {
     return;
   }
   const std::string config = write_config(two_process_config()), small = dir("tmp"), out = dir("tmpout");
-  fs::create_directories(out);
-  const auto r = on_small_filesystem(
-      small, "64k",
-      "dd if=/dev/zero of=" + small + "/filler bs=4k count=100 2>/dev/null; TMPDIR=" + small + " " + kSkein +
-          " train" + kProbe + "--config " + config + " --run-dir " + out + "/run --nproc-per-node 2 --timeout 30 >" +
-          out + "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  test::CommandResult train;
-  train.exit_code = std::stoi(test::read_text(out + "/rc"));
-  train.err = test::read_text(out + "/stderr");
-  BOOST_TEST(train.exit_code == 1, train.err);
-  BOOST_TEST(test::one_error_line(train), train.err);
-  BOOST_TEST(contains(train.err, "cannot write the store file " + small + "/skein-rdzv-"), train.err);
-  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
-  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+  const auto train = on_small_filesystem(small, "64k",
+                                         "dd if=/dev/zero of=" + small + "/filler bs=4k count=100 2>/dev/null; TMPDIR=" +
+                                             small + " " + kSkein + " train" + kProbe + "--config " + config +
+                                             " --run-dir " + out + "/run --nproc-per-node 2 --timeout 30",
+                                         out);
+  check_full_disk_line(train, "cannot write the store file " + small + "/skein-rdzv-");
 }
 
 // The filestore history on a full filesystem: one error line naming its file
@@ -421,22 +422,13 @@ BOOST_AUTO_TEST_CASE(a_filestore_history_on_a_full_filesystem_is_one_line_and_th
   cfg["max_epochs"] = 12;
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
   const std::string config = write_config(cfg), small = dir("hist"), out = dir("histout");
-  fs::create_directories(out);
   const std::string run = out + "/run";
   // One page: the store's records of a few epochs (~1 KB each), not of twelve.
-  const auto r = on_small_filesystem(small, "4k",
-                                     kSkein + " train --config " + config + " --run-dir " + run +
-                                         " --allow-outside-run-dir --plugin filestore:path=" + small + "/h.store >" +
-                                         out + "/stdout 2>" + out + "/stderr; echo $? >" + out + "/rc");
-  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  test::CommandResult train;
-  train.exit_code = std::stoi(test::read_text(out + "/rc"));
-  train.err = test::read_text(out + "/stderr");
-  BOOST_TEST(train.exit_code == 1, train.err);
-  BOOST_TEST(test::one_error_line(train), train.err);
-  BOOST_TEST(contains(train.err, "cannot write the store file " + small + "/h.store"), train.err);
-  BOOST_TEST(contains(train.err, "No space left on device"), train.err);
-  BOOST_TEST(!contains(train.err, "terminate"), train.err);
+  const auto train = on_small_filesystem(small, "4k",
+                                         kSkein + " train --config " + config + " --run-dir " + run +
+                                             " --allow-outside-run-dir --plugin filestore:path=" + small + "/h.store",
+                                         out);
+  check_full_disk_line(train, "cannot write the store file " + small + "/h.store");
   const long done = static_cast<long>(load_json(run + "/history.json").size());
   BOOST_TEST_REQUIRE(done >= 1);
   BOOST_TEST(done < 12);

@@ -42,6 +42,23 @@ nlohmann::json resumable_config() {
   return cfg;
 }
 
+// 64 rows written to `csv`, each row's first feature its row number (the
+// probe callback records it), trained 4 a batch by ddp with the filestore
+// history and a step checkpoint every 2 steps: 48 training rows, 6 batches a
+// rank on 2 processes.
+nlohmann::json numbered_rows_config(const std::string& csv) {
+  std::string rows = "a,b,label\n";
+  for (int i = 0; i < 64; ++i) rows += std::to_string(i) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
+  test::write_text(csv, rows);
+  auto cfg = test::synthetic_config();
+  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
+  cfg["batch_size"] = 4;
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  return cfg;
+}
+
 struct Fixture : test::Workspace {
   test::CommandResult skein(const std::string& args, const std::string& env = "") {
     return test::run(test::in_private_network(env + " " + kSkein + " train " + args), 240);
@@ -405,16 +422,7 @@ BOOST_AUTO_TEST_CASE(resume_continues_on_another_world_size_and_refuses_damaged_
 // whose first feature is their row number); run.json and the history say
 // where the world size changed.
 BOOST_AUTO_TEST_CASE(a_step_checkpoint_resumes_on_fewer_ranks_with_the_rest_of_its_epoch) {
-  std::string rows = "a,b,label\n";
-  for (int i = 0; i < 64; ++i) rows += std::to_string(i) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
-  const std::string csv = dir("rows.csv");
-  test::write_text(csv, rows);
-  auto cfg = test::synthetic_config();
-  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
-  cfg["batch_size"] = 4;  // 48 training rows: 6 batches a rank on 2
-  cfg["parallel"] = {{"plugin", "ddp"}};
-  cfg["history"] = {{"plugin", "filestore"}};
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  auto cfg = numbered_rows_config(dir("rows.csv"));
   const std::string run = dir("shrunk");
   // Step 10 is epoch 2's 4th batch; rank 1 is killed as its 6th begins.
   auto r = skein("--nproc-per-node 2 --timeout 60 --config " + write_config(cfg) + " --run-dir " + run +
@@ -490,17 +498,8 @@ BOOST_AUTO_TEST_CASE(a_tampered_trainer_json_is_passed_over_for_the_checkpoint_b
 // resume re-sharded the one-process stretch as if it had begun the epoch:
 // 64 rows, 16 of them twice).
 BOOST_AUTO_TEST_CASE(a_chain_of_resumes_inside_an_epoch_trains_each_sample_once) {
-  std::string rows = "a,b,label\n";
-  for (int i = 0; i < 64; ++i) rows += std::to_string(i) + "," + std::to_string(i % 5) + "," + (i % 2 ? "x" : "y") + "\n";
-  const std::string csv = dir("chain_rows.csv");
-  test::write_text(csv, rows);
-  auto cfg = test::synthetic_config();
-  cfg["data"] = {{"plugin", "csv"}, {"train", csv}};
-  cfg["batch_size"] = 4;  // 48 training rows: 6 batches a rank on 2
+  auto cfg = numbered_rows_config(dir("chain_rows.csv"));
   cfg["max_epochs"] = 2;
-  cfg["parallel"] = {{"plugin", "ddp"}};
-  cfg["history"] = {{"plugin", "filestore"}};
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
   const std::string run = dir("chain");
   const std::string probe = " --plugin-dir " TEST_PLUGIN_DIR " --plugin probe_callback:record_rows=true,signal=9,";
   // 2 ranks: epoch 2's batches 0-3 (step 10) are checkpointed, rank 1 dies as batch 5 begins.
