@@ -141,12 +141,11 @@ struct Session::Impl {
     }
     const std::vector<std::string> all =
         every_rank_value(store, run, store_key::session_checkpoint_name(run.run_id, ++saves),
-                         std::to_string(name.size()) + ":" + name + refused, "save_checkpoint's name");
+                         nlohmann::json::array({name, refused}).dump(), "save_checkpoint's name");
     std::vector<std::pair<std::string, std::string>> by_rank;  // name, refusal
     for (const std::string& v : all) {
-      const std::size_t colon = v.find(':');
-      const std::size_t length = std::stoul(v.substr(0, colon));
-      by_rank.emplace_back(v.substr(colon + 1, length), v.substr(colon + 1 + length));
+      const auto pair = nlohmann::json::parse(v);
+      by_rank.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
     }
     std::vector<std::pair<std::string, std::string>> names;  // each name, with the ranks that passed it
     for (std::size_t r = 0; r < by_rank.size(); ++r) {

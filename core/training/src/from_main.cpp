@@ -8,6 +8,15 @@
 
 namespace skein::core {
 
+namespace {
+// The store's timeout in seconds, as an error line gives it.
+std::string timeout_text(const c10d::Store& store) {
+  std::ostringstream seconds;
+  seconds << static_cast<double>(store.getTimeout().count()) / 1000.0;
+  return seconds.str();
+}
+}  // namespace
+
 std::string from_main(const RunStore& store, const RunInfo& run, const std::string& key, const std::string& value) {
   if (run.world_size == 1) return value;
   if (!store) {
@@ -22,10 +31,8 @@ std::string from_main(const RunStore& store, const RunInfo& run, const std::stri
   try {
     return store_get(*store.store, key);  // waits, bounded by the store's timeout
   } catch (const std::exception& e) {
-    std::ostringstream seconds;
-    seconds << static_cast<double>(store.store->getTimeout().count()) / 1000.0;
     throw std::runtime_error("rank " + std::to_string(run.rank) + ": rank 0's value of '" + key +
-                             "' did not arrive through the run's store within " + seconds.str() +
+                             "' did not arrive through the run's store within " + timeout_text(*store.store) +
                              " s (SKEIN_TIMEOUT_S): " + first_line(e.what()));
   }
 }
@@ -44,11 +51,9 @@ std::vector<std::string> every_rank_value(const RunStore& store, const RunInfo& 
     std::string missing;
     for (int r = 0; r < run.world_size; ++r)
       if (!s.check({rank_key(r)})) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-    std::ostringstream seconds;
-    seconds << static_cast<double>(s.getTimeout().count()) / 1000.0;
     throw std::runtime_error("rank " + std::to_string(run.rank) + ": " + what + " of rank(s) " +
                              (missing.empty() ? std::string("?") : missing) +
-                             " did not arrive through the run's store within " + seconds.str() +
+                             " did not arrive through the run's store within " + timeout_text(s) +
                              " s (SKEIN_TIMEOUT_S): " + first_line(e.what()));
   }
   std::vector<std::string> values;
