@@ -66,8 +66,10 @@ class GradClip final : public skein::Callback {
   // its whole gradient), summed over ranks. A collective: every rank clips
   // at the same batches.
   double sharded_norm(skein::TrainContext& ctx, skein::ShardedOptimizer& sharded,
-                      const std::vector<torch::Tensor>& params) const {
-    const std::vector<int> owners = sharded.parameter_owners(params);
+                      const std::vector<torch::Tensor>& params) {
+    // Owners are fixed for the run: asked once, not at every step.
+    if (owners_.empty()) owners_ = sharded.parameter_owners(params);
+    const std::vector<int>& owners = owners_;
     const int rank = ctx.run().rank;
     std::vector<double> sum{0.0};
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -81,6 +83,7 @@ class GradClip final : public skein::Callback {
 
   GradClipOptions o_;
   int key_ = 0;
+  std::vector<int> owners_;  // each parameter's owner under a ShardedOptimizer
 };
 
 }  // namespace
