@@ -159,12 +159,13 @@ bool parse_export_args(const std::vector<std::string>& args, ExportArgs& out) {
   add_trained_model_options(opts, out.model, "cpu");  // a file that loads anywhere
   opts.add_options()("help,h", "show this help")(
       "format", po::value(&out.format)->required(),
-      "torchscript (Python: torch.jit.load) or state_dict (Python: torch.load)")(
+      "torchscript (Python: torch.jit.load), pt2 (Python: torch.export.load; a model trained from a .pt2) or "
+      "state_dict (Python: torch.load)")(
       "out", po::value(&out.out)->required(), "file to write");
   add_script_options(opts, out.script);
   po::variables_map vm = parse_with_run_dir(args, opts);
   return finish(vm,
-                "usage: skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME] "
+                "usage: skein export RUN_DIR --format torchscript|pt2|state_dict --out FILE [--checkpoint NAME] "
                 "[--no-input-scaling]\n\nwrites FILE and, beside it, FILE.json: the input shape and how raw "
                 "inputs are scaled\n\n",
                 opts);

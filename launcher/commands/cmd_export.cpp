@@ -1,4 +1,4 @@
-// skein export RUN_DIR --format torchscript|state_dict --out FILE [--checkpoint NAME] [--no-input-scaling]
+// skein export RUN_DIR --format torchscript|pt2|state_dict --out FILE [--checkpoint NAME] [--no-input-scaling]
 // writes the model to FILE and what its inputs must be to FILE.json.
 #include <iostream>
 
@@ -19,8 +19,8 @@ int cmd_export(const std::vector<std::string>& args) {
   allow_in_environment(parsed.script);
   const std::string& format = parsed.format;
   const std::string& out = parsed.out;
-  if (format != "torchscript" && format != "state_dict")
-    throw ConfigError("--format '" + format + "': expected torchscript or state_dict");
+  if (format != "torchscript" && format != "pt2" && format != "state_dict")
+    throw ConfigError("--format '" + format + "': expected torchscript, pt2 or state_dict");
 
   check_output_file(out, "--out");
   // Beside a file only: a pipe or a device (--out /dev/stdout) has no place beside it.
@@ -31,7 +31,7 @@ int cmd_export(const std::vector<std::string>& args) {
   if (beside) check_companion_file(about, "--out (its JSON)");
   core::TrainedModel trained(parsed.model);
   const bool torchscript = format == "torchscript";
-  write_file_atomic(out, torchscript ? trained.torchscript() : trained.state_dict());
+  write_file_atomic(out, torchscript ? trained.torchscript() : format == "pt2" ? trained.pt2() : trained.state_dict());
   if (beside) {
     nlohmann::json record = trained.input_record(torchscript);
     record["format"] = format;

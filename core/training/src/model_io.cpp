@@ -21,6 +21,7 @@
 #include "skein/io/input_file.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
+#include "skein/io/exported_model.hpp"
 #include "skein/io/scripted_model.hpp"
 
 namespace fs = boost::filesystem;
@@ -221,6 +222,14 @@ std::string TrainedModel::torchscript() {
   }
   module.save(out);
   return out.str();
+}
+
+std::string TrainedModel::pt2() const {
+  const auto* exported = dynamic_cast<const ExportedModel*>(model_.get());
+  if (!exported)
+    throw ConfigError("--format pt2: model '" + config_.model.record->name +
+                      "' was not trained from a .pt2 (the pt2 model); export it as torchscript or state_dict");
+  return exported->archive_with_current_weights();
 }
 
 torch::Tensor TrainedModel::model_inputs(const torch::Tensor& raw) const {

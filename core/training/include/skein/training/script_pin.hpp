@@ -1,5 +1,5 @@
 #pragma once
-// A TorchScript model's file is its code: each checkpoint records the file's
+// A TorchScript model's (or an exported program's) file is its code: each checkpoint records the file's
 // SHA-256 ("script" in trainer.json), and resume, export and predict refuse
 // a file that changed since, unless the user accepts it.
 #include <string>
@@ -12,7 +12,8 @@
 namespace skein::core {
 
 // {"path": P, "sha256": H} for a model made from a TorchScript file
-// (skein::ScriptedModel); null for any other model.
+// (skein::ScriptedModel) or a torch.export program (skein::ExportedModel);
+// null for any other model.
 SKEIN_EXPORT nlohmann::json script_pin(const Model& model);
 
 // Throws ConfigError naming the checkpoint (`where`) and the file when

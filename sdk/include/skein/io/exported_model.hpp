@@ -1,0 +1,57 @@
+#pragma once
+// A model exported from PyTorch 2: a program written by
+// torch.export.save(torch.export.export(module, (x,)), "model.pt2").
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skein/detail/export.hpp"
+#include "skein/model.hpp"
+
+namespace skein {
+
+// Trains the program of a .pt2 archive. Its graph runs node by node through
+// libtorch's dispatcher, each node an ATen operator called by its schema, so
+// autograd, autocast and devices work as for any libtorch code. The module's
+// parameters and buffers are registered under their Python names
+// (features.0.weight), so optimizers, parallel wrappers, checkpoints and
+// state dicts see a model like any other; callbacks reach this class through
+// ctx.model<skein::ExportedModel>().
+//
+// Train and eval: torch.export records the mode the module was exported in;
+// here every operator argument named `train` or `training` (dropout, batch
+// norm) follows the model's train()/eval() instead, and in eval mode no
+// buffer is written (BatchNorm's statistics and counter stay as they are).
+// Export the module in train mode (the default): a module exported after
+// .eval() has no dropout left in its graph.
+class SKEIN_EXPORT ExportedModel : public Model {
+ public:
+  // Throws OptionError naming `owner`, the file and, for a graph it cannot
+  // run, the node and operator: a missing file, a file that is not a .pt2
+  // archive of one program, a schema version it does not read, a forward that
+  // does not take one tensor and return one, control flow (torch.cond, ...),
+  // custom or unknown operators, and operators that reach files or processes
+  // (unless script_file_ops_allowed()). Nothing runs before those checks.
+  ExportedModel(const std::string& path, const std::string& owner);
+  ~ExportedModel() override;
+  torch::Tensor forward(const torch::Tensor& inputs) override;
+
+  const std::string& path() const { return path_; }
+  // The SHA-256 (hex) of the archive's bytes as loaded (pinned by checkpoints
+  // as a TorchScript file is).
+  const std::string& sha256() const { return sha256_; }
+  // The operators of the graph, each once, in the order first called
+  // ("aten::linear", ...).
+  std::vector<std::string> operators() const;
+  // Bytes torch.export.load reads: the archive loaded, its weights (parameters
+  // and persistent buffers) replaced by this model's current values.
+  std::string archive_with_current_weights() const;
+
+ private:
+  struct Program;
+  std::unique_ptr<Program> program_;
+  std::string path_;
+  std::string sha256_;
+};
+
+}  // namespace skein

@@ -1,0 +1,376 @@
+#include "skein/io/exported_model.hpp"
+
+#include <sys/stat.h>
+
+#include <torch/version.h>
+
+#include "skein/errors.hpp"
+#include "skein/torch_compat/export_schema.hpp"
+
+#if SKEIN_TORCH_EXPORT_SCHEMA
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include <caffe2/serialize/inline_container.h>
+
+#include "pt2_graph.hpp"
+#include "pt2_types.hpp"
+#include "sha256.hpp"
+#include "skein/io/input_file.hpp"
+#include "skein/io/script_operators.hpp"
+#include "skein/io/scripted_model.hpp"
+#include "zip_record_sizes.hpp"
+#endif
+
+namespace skein {
+
+#if SKEIN_TORCH_EXPORT_SCHEMA
+
+namespace ex = torch::_export;
+
+namespace {
+
+std::string record_text(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {
+  auto [data, size] = reader.getRecord(name);
+  return std::string(static_cast<const char*>(data.get()), size);
+}
+
+std::vector<std::int64_t> ints_of(const std::vector<ex::SymInt>& v, const std::string& what) {
+  std::vector<std::int64_t> r;
+  for (const auto& s : v) {
+    if (s.tag() != ex::SymInt::Tag::AS_INT) throw std::runtime_error(what + " has a symbolic size");
+    r.push_back(s.get_as_int());
+  }
+  return r;
+}
+
+// A tensor from its stored bytes (the storage as saved) and metadata.
+torch::Tensor tensor_of(const std::string& bytes, const ex::TensorMeta& meta, const std::string& what) {
+  const auto dtype = pt2::to_c10(meta.get_dtype());
+  const auto item = static_cast<std::int64_t>(c10::elementSize(dtype));
+  const auto sizes = ints_of(meta.get_sizes(), what);
+  const auto strides = ints_of(meta.get_strides(), what);
+  const auto offset = ints_of({meta.get_storage_offset()}, what).at(0);
+  const auto count = static_cast<std::int64_t>(bytes.size()) / item;
+  std::int64_t extent = offset + 1;  // the last element's position + 1
+  bool empty = false;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) empty = true;
+    if (i < strides.size()) extent += (sizes[i] - 1) * strides[i];
+  }
+  if (sizes.size() != strides.size() || offset < 0 || (!empty && extent > count))
+    throw std::runtime_error(what + ": " + std::to_string(bytes.size()) + " bytes do not hold a tensor of its shape");
+  auto storage = torch::empty({count}, torch::TensorOptions().dtype(dtype));
+  if (count > 0) std::memcpy(storage.data_ptr(), bytes.data(), static_cast<std::size_t>(count * item));
+  return storage.as_strided(sizes, strides, offset).clone();
+}
+
+// `name` ("features.0.weight") split at its last dot, the module above it
+// made (plain torch::nn::Modules) as needed.
+std::pair<torch::nn::Module*, std::string> owner_of(torch::nn::Module& root, const std::string& name) {
+  torch::nn::Module* m = &root;
+  std::size_t from = 0;
+  for (auto dot = name.find('.'); dot != std::string::npos; from = dot + 1, dot = name.find('.', from)) {
+    const std::string part = name.substr(from, dot - from);
+    auto children = m->named_children();
+    if (const auto* child = children.find(part)) {
+      m = child->get();
+    } else {
+      auto made = std::make_shared<torch::nn::Module>(part);
+      m->register_module(part, made);
+      m = made.get();
+    }
+  }
+  return {m, name.substr(from)};
+}
+
+std::string json_error(const std::exception& e) {
+  std::string what = e.what();
+  const auto nl = what.find('\n');
+  return nl == std::string::npos ? what : what.substr(0, nl);
+}
+
+}  // namespace
+
+struct ExportedModel::Program {
+  // What each placeholder of the graph is fed.
+  struct Input {
+    enum Kind { parameter, buffer, hidden_buffer, constant, user } kind = constant;
+    std::string name;   // parameter and buffer: the module's name for it
+    c10::IValue value;  // constant: a tensor constant or a number
+  };
+  std::string archive;           // the bytes loaded
+  std::string weights_config_record;
+  nlohmann::json weights_config;  // {"config": {name: {"path_name", "tensor_meta", ...}}}
+  std::unique_ptr<pt2::Graph> graph;
+  std::vector<Input> inputs;
+  std::size_t user_output = 0;
+  std::vector<std::pair<std::size_t, std::string>> buffer_writes;  // output index, buffer
+  std::map<std::string, torch::Tensor> hidden_buffers;               // non-persistent
+
+  // Reads the archive's program, weights and constants, and registers the
+  // weights in `module`. Throws std::runtime_error saying what is wrong.
+  void load(torch::nn::Module& module);
+};
+
+ExportedModel::ExportedModel(const std::string& path, const std::string& owner)
+    : program_(std::make_unique<Program>()), path_(path) {
+  struct stat st {};
+  auto refuse = [&](const std::string& why) {
+    throw OptionError("path", owner + ": option 'path': '" + path + "' " + why);
+  };
+  if (path.empty()) throw OptionError("path", owner + ": option 'path' is empty (a .pt2 file written by torch.export.save)");
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw OptionError("path", owner + ": option 'path': no such file '" + path + "'");
+  auto bytes = read_whole_file(path);
+  if (!bytes) refuse("cannot be read");
+  program_->archive = std::move(*bytes);
+  sha256_ = sha256_hex(program_->archive);
+  try {
+    check_zip_record_sizes(path);
+  } catch (const std::exception& e) {
+    refuse(std::string("is not a .pt2 archive written by torch.export.save (") + e.what() + ")");
+  }
+  try {
+    program_->load(*this);
+  } catch (const OptionError&) {
+    throw;
+  } catch (const std::exception& e) {
+    refuse(json_error(e));
+  }
+  if (!script_file_ops_allowed()) {
+    const auto& ops = program_->graph->operators();
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (script_operator_rule(ops[i]) != ScriptOperatorRule::computes)
+        refuse("has node '" + program_->graph->first_callers()[i] + "' calling " + ops[i] +
+               ", which reaches files or processes; an exported program runs with your rights: if you trust "
+               "this one, allow it with --allow-script-file-ops");
+  }
+}
+
+void ExportedModel::Program::load(torch::nn::Module& module) {
+  Program& program = *this;
+  std::istringstream in(program.archive);
+  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
+  try {
+    reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(&in);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("is not a .pt2 archive written by torch.export.save (" + json_error(e) + ")");
+  }
+  std::vector<std::string> programs;
+  for (const auto& r : reader->getAllRecords())
+    if (r.rfind("models/", 0) == 0 && r.size() > 12 && r.substr(r.size() - 5) == ".json") programs.push_back(r);
+  if (programs.size() != 1)
+    throw std::runtime_error("is not a .pt2 archive of one program written by torch.export.save (" +
+                             std::to_string(programs.size()) + " programs under models/)");
+  const std::string name = programs[0].substr(7, programs[0].size() - 12);
+  ex::ExportedProgram ep;
+  try {
+    nlohmann::json::parse(record_text(*reader, programs[0])).get_to(ep);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("holds a program Skein cannot read (" + programs[0] + ": " + json_error(e) + ")");
+  }
+  const auto& version = ep.get_schema_version();
+  if (version.get_major() != SKEIN_EXPORT_SCHEMA_MAJOR)
+    throw std::runtime_error("was written with torch.export schema " + std::to_string(version.get_major()) + "." +
+                             std::to_string(version.get_minor()) + " (torch " + ep.get_torch_version() +
+                             "); this skein reads schema " + std::to_string(SKEIN_EXPORT_SCHEMA_MAJOR) +
+                             ".x (libtorch " + TORCH_VERSION + ")");
+
+  auto payload = [&](const std::string& record) {
+    nlohmann::json j = reader->hasRecord(record) ? nlohmann::json::parse(record_text(*reader, record))
+                                                 : nlohmann::json{{"config", nlohmann::json::object()}};
+    return j;
+  };
+  program.weights_config_record = "data/weights/" + name + "_weights_config.json";
+  program.weights_config = payload(program.weights_config_record);
+  const ex::PayloadConfig weights = program.weights_config.get<ex::PayloadConfig>();
+  const ex::PayloadConfig constants = payload("data/constants/" + name + "_constants_config.json").get<ex::PayloadConfig>();
+  auto stored = [&](const ex::PayloadConfig& config, const std::string& dir, const std::string& key) {
+    const auto found = config.get_config().find(key);
+    if (found == config.get_config().end()) throw std::runtime_error("has no stored value for '" + key + "'");
+    const auto& meta = found->second;
+    if (meta.get_use_pickle() || !meta.get_tensor_meta())
+      throw std::runtime_error("stores '" + key + "' pickled; Skein reads raw tensor payloads (torch.export.save's default)");
+    return tensor_of(record_text(*reader, dir + meta.get_path_name()), *meta.get_tensor_meta(), "'" + key + "'");
+  };
+
+  const auto& gm = ep.get_graph_module();
+  const auto& signature = gm.get_signature();
+  std::set<std::string> buffer_args;
+  int user_inputs = 0;
+  for (const auto& spec : signature.get_input_specs()) {
+    Input input;
+    using T = ex::InputSpec::Tag;
+    switch (spec.tag()) {
+      case T::PARAMETER: {
+        input.kind = Input::parameter;
+        input.name = spec.get_parameter().get_parameter_name();
+        auto t = stored(weights, "data/weights/", input.name);
+        const bool grad = t.is_floating_point() || t.is_complex();
+        auto [owner, leaf] = owner_of(module, input.name);
+        owner->register_parameter(leaf, t, grad && weights.get_config().at(input.name).get_tensor_meta()->get_requires_grad());
+        break;
+      }
+      case T::BUFFER: {
+        const auto& b = spec.get_buffer();
+        input.name = b.get_buffer_name();
+        buffer_args.insert(b.get_arg().get_name());
+        if (b.get_persistent()) {
+          input.kind = Input::buffer;
+          auto [owner, leaf] = owner_of(module, input.name);
+          owner->register_buffer(leaf, stored(weights, "data/weights/", input.name));
+        } else {
+          input.kind = Input::hidden_buffer;
+          program.hidden_buffers[input.name] = stored(constants, "data/constants/", input.name);
+        }
+        break;
+      }
+      case T::TENSOR_CONSTANT: {
+        const std::string& key = spec.get_tensor_constant().get_tensor_constant_name();
+        input.value = stored(constants, "data/constants/", key);
+        break;
+      }
+      case T::CONSTANT_INPUT: {
+        const auto& v = spec.get_constant_input().get_value();
+        using C = ex::ConstantValue::Tag;
+        if (v.tag() == C::AS_INT) input.value = v.get_as_int();
+        else if (v.tag() == C::AS_FLOAT) input.value = v.get_as_float().get();
+        else if (v.tag() == C::AS_BOOL) input.value = v.get_as_bool();
+        else if (v.tag() == C::AS_STRING) input.value = v.get_as_string();
+        break;
+      }
+      case T::USER_INPUT:
+        if (spec.get_user_input().get_arg().tag() != ex::Argument::Tag::AS_TENSOR)
+          throw std::runtime_error("has a forward whose inputs are not all tensors; skein calls forward(x: Tensor) -> Tensor");
+        input.kind = Input::user;
+        ++user_inputs;
+        break;
+      default:
+        throw std::runtime_error("has an input of a kind Skein does not feed (a custom object or effect token)");
+    }
+    program.inputs.push_back(std::move(input));
+  }
+  if (user_inputs != 1)
+    throw std::runtime_error("has a forward of " + std::to_string(user_inputs) +
+                             " tensor inputs; skein calls forward(x: Tensor) -> Tensor (export with args=(x,))");
+  int user_outputs = 0;
+  const auto& outputs = signature.get_output_specs();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    using T = ex::OutputSpec::Tag;
+    if (outputs[i].tag() == T::USER_OUTPUT) {
+      if (outputs[i].get_user_output().get_arg().tag() != ex::Argument::Tag::AS_TENSOR)
+        throw std::runtime_error("has a forward that returns something other than a tensor; skein calls forward(x: Tensor) -> Tensor");
+      program.user_output = i;
+      ++user_outputs;
+    } else if (outputs[i].tag() == T::BUFFER_MUTATION) {
+      program.buffer_writes.emplace_back(i, outputs[i].get_buffer_mutation().get_buffer_name());
+    } else {
+      throw std::runtime_error("has an output of a kind Skein does not train with (a loss, gradient or input mutation; "
+                               "export the module's forward with torch.export.export)");
+    }
+  }
+  if (user_outputs != 1)
+    throw std::runtime_error("has a forward of " + std::to_string(user_outputs) +
+                             " outputs; skein calls forward(x: Tensor) -> Tensor");
+  program.graph = std::make_unique<pt2::Graph>(gm.get_graph(), buffer_args);
+}
+
+ExportedModel::~ExportedModel() = default;
+
+torch::Tensor ExportedModel::forward(const torch::Tensor& inputs) {
+  const auto params = named_parameters();
+  const auto buffers = named_buffers();
+  std::vector<c10::IValue> in;
+  in.reserve(program_->inputs.size());
+  for (const auto& input : program_->inputs) {
+    switch (input.kind) {
+      case Program::Input::parameter: in.emplace_back(params[input.name]); break;
+      case Program::Input::buffer: in.emplace_back(buffers[input.name]); break;
+      case Program::Input::hidden_buffer: {
+        auto& t = program_->hidden_buffers[input.name];
+        if (t.device() != inputs.device()) t = t.to(inputs.device());
+        in.emplace_back(t);
+        break;
+      }
+      case Program::Input::user: in.emplace_back(inputs); break;
+      case Program::Input::constant:
+        if (input.value.isTensor() && input.value.toTensor().device() != inputs.device())
+          const_cast<Program::Input&>(input).value = input.value.toTensor().to(inputs.device());
+        in.push_back(input.value);
+        break;
+    }
+  }
+  auto out = program_->graph->run(std::move(in), is_training());
+  if (is_training()) {
+    torch::NoGradGuard no_grad;
+    for (const auto& [index, name] : program_->buffer_writes) {
+      if (auto* b = buffers.find(name)) b->copy_(out[index].toTensor());
+      else program_->hidden_buffers[name].copy_(out[index].toTensor());
+    }
+  }
+  return out[program_->user_output].toTensor();
+}
+
+std::vector<std::string> ExportedModel::operators() const { return program_->graph->operators(); }
+
+std::string ExportedModel::archive_with_current_weights() const {
+  std::istringstream in(program_->archive);
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  std::map<std::string, torch::Tensor> current;  // record path -> value
+  nlohmann::json config = program_->weights_config;
+  auto store = [&](const std::string& name, const torch::Tensor& value) {
+    auto* entry = config["config"].contains(name) ? &config["config"][name] : nullptr;
+    if (!entry) return;
+    const auto t = value.detach().to(torch::kCPU).contiguous();
+    auto& meta = (*entry)["tensor_meta"];
+    nlohmann::json strides = nlohmann::json::array();
+    for (auto s : t.strides()) strides.push_back(nlohmann::json::object({{"as_int", s}}));
+    meta["strides"] = strides;
+    meta["storage_offset"] = nlohmann::json::object({{"as_int", 0}});
+    meta["dtype"] = static_cast<int>(pt2::to_schema(t.scalar_type()));
+    current["data/weights/" + (*entry)["path_name"].get<std::string>()] = t;
+  };
+  for (const auto& p : named_parameters()) store(p.key(), p.value());
+  for (const auto& b : named_buffers()) store(b.key(), b.value());
+
+  std::string out;
+  caffe2::serialize::PyTorchStreamWriter writer([&out](const void* data, std::size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  for (const auto& record : reader.getAllRecords()) {
+    if (record == ".data/version" || record == "version" || record == "byteorder" || record == ".data/serialization_id")
+      continue;  // the writer writes its own
+    if (record == program_->weights_config_record) {
+      const std::string text = config.dump();
+      writer.writeRecord(record, text.data(), text.size());
+    } else if (const auto found = current.find(record); found != current.end()) {
+      writer.writeRecord(record, found->second.data_ptr(), found->second.nbytes());
+    } else {
+      auto [data, size] = reader.getRecord(record);
+      writer.writeRecord(record, data.get(), size);
+    }
+  }
+  writer.writeEndOfFile();
+  return out;
+}
+
+#else  // libtorch without torch.export's schema
+
+struct ExportedModel::Program {};
+
+ExportedModel::ExportedModel(const std::string& path, const std::string& owner) : path_(path) {
+  throw OptionError("path", owner + ": '" + path + "': a .pt2 program needs a libtorch that ships torch.export's "
+                    "program schema (PyPI's torch 2.x); this skein is built with libtorch " TORCH_VERSION
+                    " (use a TorchScript file and the torchscript model there)");
+}
+ExportedModel::~ExportedModel() = default;
+torch::Tensor ExportedModel::forward(const torch::Tensor&) { return {}; }
+std::vector<std::string> ExportedModel::operators() const { return {}; }
+std::string ExportedModel::archive_with_current_weights() const { return {}; }
+
+#endif
+
+}  // namespace skein

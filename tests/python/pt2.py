@@ -1,0 +1,179 @@
+"""Python side of tests/test_pt2.cpp (PyPI's torch 2.x): exports modules with
+torch.export, trains them eagerly for reference, writes hostile archives, and
+checks what `skein export --format pt2` wrote. Each subcommand exits 0 on
+success and 1, with a line on stderr, when a check fails.
+
+  make DIR NAME            DIR/NAME.pt2, DIR/NAME_batches.pt ({"x": [S, B, ...],
+                           "y": [S, B]}) and DIR/NAME_{sgd,adam}.pt: the state
+                           dict after eager training on those batches
+  hostile DIR              DIR/{truncated,schema,unknown_op,cond}.pt2
+  check_export PT2 SD X    torch.export.load(PT2).module() holds the state dict
+                           SD (torch.save) and runs on X (.npy)
+"""
+import io
+import json
+import sys
+import zipfile
+
+import numpy as np
+import torch
+from torch import nn
+
+STEPS = 50
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Cnn(nn.Module):
+    """Convolutions with BatchNorm (running statistics, a counter) and pooling.
+    No bias before BatchNorm: its gradient is zero but for rounding, which
+    Adam would scale up to full steps, differently in any two programs."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class Transformer(nn.Module):
+    """One encoder layer (batch_first; dropout 0, so that eager and skein draw
+    nothing) on [N, 5, 8] sequences, mean-pooled. Without biases: attention's
+    key bias has a zero gradient (softmax ignores a shift), see Cnn."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, bias=False)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(1))
+
+
+class Dropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Cond(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: self.fc(t), lambda t: self.fc(-t), (x,))
+
+
+MODELS = {"mlp": (Mlp, (6,)), "cnn": (Cnn, (1, 8, 8)), "transformer": (Transformer, (5, 8)),
+          "dropout": (Dropout, (6,))}
+
+
+def fail(message):
+    print(message, file=sys.stderr)
+    sys.exit(1)
+
+
+def export(module, sample, path):
+    batch = torch.export.Dim("batch")
+    program = torch.export.export(module, (sample,), dynamic_shapes={"x": {0: batch}})
+    torch.export.save(program, path)
+
+
+def make(out, name):
+    make_module, shape = MODELS[name]
+    torch.manual_seed(0)
+    module = make_module()
+    export(module, torch.randn(4, *shape), f"{out}/{name}.pt2")
+    initial = {k: v.clone() for k, v in module.state_dict().items()}
+    x = torch.randn(STEPS, 8, *shape)
+    y = torch.randint(0, 3, (STEPS, 8))
+    torch.save({"x": x, "y": y}, f"{out}/{name}_batches.pt")
+    for opt_name in ("sgd", "adam"):
+        module.load_state_dict(initial)
+        module.train()
+        params = list(module.parameters())
+        opt = (torch.optim.SGD(params, lr=0.05, momentum=0.9) if opt_name == "sgd"
+               else torch.optim.Adam(params, lr=0.01))
+        for s in range(STEPS):
+            opt.zero_grad()
+            nn.functional.cross_entropy(module(x[s]), y[s]).backward()
+            opt.step()
+        module.eval()
+        with torch.no_grad():
+            state = dict(module.state_dict())
+            state["__eval_outputs__"] = module(x[0])
+        torch.save(state, f"{out}/{name}_{opt_name}.pt")
+
+
+def rewrite(src, dst, change):
+    """Copies the archive `src` to `dst` with model.json passed through `change`."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("models/model.json"):
+                program = json.loads(data)
+                change(program)
+                data = json.dumps(program).encode()
+            zout.writestr(item, data)
+
+
+def hostile(out):
+    torch.manual_seed(0)
+    export(Mlp(), torch.randn(4, 6), f"{out}/good.pt2")
+    data = open(f"{out}/good.pt2", "rb").read()
+    open(f"{out}/truncated.pt2", "wb").write(data[: len(data) // 2])
+
+    def schema(program):
+        program["schema_version"]["major"] = 99
+
+    def unknown_op(program):
+        program["graph_module"]["graph"]["nodes"][0]["target"] = "torch.ops.aten.not_an_operator.default"
+
+    rewrite(f"{out}/good.pt2", f"{out}/schema.pt2", schema)
+    rewrite(f"{out}/good.pt2", f"{out}/unknown_op.pt2", unknown_op)
+    torch.export.save(torch.export.export(Cond(), (torch.randn(4, 6),)), f"{out}/cond.pt2")
+
+
+def check_export(pt2, state_dict, inputs):
+    module = torch.export.load(pt2).module()
+    trained = torch.load(state_dict, weights_only=True)
+    mine = module.state_dict()
+    if set(mine) != set(trained):
+        fail(f"keys differ: {sorted(set(mine) ^ set(trained))}")
+    for k, v in trained.items():
+        if not torch.equal(mine[k], v):
+            fail(f"{k}: the exported value differs from the trained one")
+    x = torch.from_numpy(np.load(inputs)).float()
+    out = module(x)
+    if out.shape[0] != x.shape[0]:
+        fail(f"outputs of shape {tuple(out.shape)} for inputs {tuple(x.shape)}")
+    print("ok", tuple(out.shape))
+
+
+def main(argv):
+    if argv[0] == "make":
+        make(argv[1], argv[2])
+    elif argv[0] == "hostile":
+        hostile(argv[1])
+    elif argv[0] == "check_export":
+        check_export(argv[1], argv[2], argv[3])
+    else:
+        fail(f"unknown subcommand {argv[0]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

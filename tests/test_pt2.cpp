@@ -1,0 +1,180 @@
+#define BOOST_TEST_MODULE pt2
+#include <boost/test/unit_test.hpp>
+
+#include <torch/torch.h>
+
+#include "skein/errors.hpp"
+#include "skein/io/exported_model.hpp"
+#include "skein/io/npy.hpp"
+#include "skein/io/torch_file.hpp"
+#include "skein/torch_compat/export_schema.hpp"
+#include "test_support.hpp"
+
+// Programs exported from PyTorch 2 (torch.export, .pt2) trained by skein:
+// parity with PyTorch eager, the CLI under one process and ddp, the export
+// back to Python, and the archives refused. tests/python/pt2.py writes every
+// archive at test time with the PyPI torch the build uses.
+
+namespace {
+
+using test::contains;
+const std::string kSkein = SKEIN_EXE;
+
+struct Fixture : test::Workspace {
+  test::CommandResult py(const std::string& args) {
+    return test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR "/tests/python/pt2.py " + args, 600);
+  }
+  test::CommandResult skein(const std::string& args) {
+    return test::run(test::in_private_network(kSkein + " " + args), 300);
+  }
+};
+
+#if SKEIN_TORCH_EXPORT_SCHEMA
+
+// The dict a torch.save file holds, by key.
+std::map<std::string, torch::Tensor> tensors_of(const std::string& path) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& entry : skein::read_torch_save(path).toGenericDict())
+    out[entry.key().toStringRef()] = entry.value().toTensor();
+  return out;
+}
+
+// Trains `model` on the batches as tests/python/pt2.py's eager reference does.
+void train(skein::ExportedModel& model, const std::string& batches, const std::string& optimizer) {
+  auto data = tensors_of(batches);
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (optimizer == "sgd")
+    opt = std::make_unique<torch::optim::SGD>(model.parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  else
+    opt = std::make_unique<torch::optim::Adam>(model.parameters(), torch::optim::AdamOptions(0.01));
+  model.train();
+  for (std::int64_t s = 0; s < data["x"].size(0); ++s) {
+    opt->zero_grad();
+    torch::nn::functional::cross_entropy(model.forward(data["x"][s]), data["y"][s]).backward();
+    opt->step();
+  }
+}
+
+// Every entry of `expected` (parameters, buffers, "__eval_outputs__") equals
+// the model's within 1e-5 relative.
+void expect_eager_values(skein::ExportedModel& model, const std::string& expected_file, const std::string& batches) {
+  auto expected = tensors_of(expected_file);
+  std::map<std::string, torch::Tensor> mine;
+  for (const auto& p : model.named_parameters()) mine[p.key()] = p.value();
+  for (const auto& b : model.named_buffers()) mine[b.key()] = b.value();
+  model.eval();
+  {
+    torch::NoGradGuard no_grad;
+    mine["__eval_outputs__"] = model.forward(tensors_of(batches)["x"][0]);
+  }
+  BOOST_TEST(mine.size() == expected.size());
+  for (const auto& [name, value] : expected) {
+    BOOST_TEST_REQUIRE(mine.count(name), name << " is not in the model");
+    const auto& got = mine[name];
+    BOOST_TEST(got.sizes() == value.sizes(), name);
+    if (!value.is_floating_point()) {
+      BOOST_TEST(torch::equal(got, value), name << ": " << got << " vs " << value);
+      continue;
+    }
+    const double diff = (got - value).abs().max().item<double>();
+    const double scale = value.abs().max().item<double>();
+    BOOST_TEST(diff <= 1e-5 * std::max(scale, 1e-2), name << ": max difference " << diff << " for values up to " << scale);
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(fifty_steps_of_sgd_and_adam_equal_pytorch_eager, Fixture) {
+  for (const std::string name : {"mlp", "cnn", "transformer"}) {
+    auto r = py("make " + dir("") + " " + name);
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    for (const std::string optimizer : {"sgd", "adam"}) {
+      BOOST_TEST_CONTEXT(name << " with " << optimizer) {
+        skein::ExportedModel model(dir(name + ".pt2"), "model 'pt2'");
+        train(model, dir(name + "_batches.pt"), optimizer);
+        expect_eager_values(model, dir(name + "_" + optimizer + ".pt"), dir(name + "_batches.pt"));
+      }
+    }
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(dropout_follows_train_and_eval, Fixture) {
+  BOOST_TEST_REQUIRE(py("make " + dir("") + " dropout").exit_code == 0);
+  skein::ExportedModel model(dir("dropout.pt2"), "model 'pt2'");
+  const auto x = torch::randn({64, 6});
+  torch::NoGradGuard no_grad;
+  model.eval();
+  const auto eval_out = model.forward(x);
+  BOOST_TEST(torch::equal(eval_out, model.forward(x)));
+  BOOST_TEST((eval_out == 0).sum().item<int64_t>() == 0);
+  model.train();
+  const auto train_out = model.forward(x);
+  const double zeros = (train_out == 0).to(torch::kFloat).mean().item<double>();
+  BOOST_TEST(zeros > 0.3);  // p = 0.5 of 384 values
+  BOOST_TEST(zeros < 0.7);
+}
+
+BOOST_FIXTURE_TEST_CASE(hostile_and_unsupported_archives_are_refused_when_loaded, Fixture) {
+  auto r = py("hostile " + dir(""));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {"truncated", {"is not a .pt2 archive"}},
+      {"schema", {"schema 99.", "reads schema 8.x"}},
+      {"unknown_op", {"node 'linear'", "aten::not_an_operator", "is not in this libtorch"}},
+      {"cond", {"node 'cond'", "control flow"}},
+      {"missing", {"no such file"}},
+  };
+  for (const auto& [name, parts] : cases) {
+    const std::string message = test::message_of<skein::OptionError>(
+        [&, file = dir(name + ".pt2")] { skein::ExportedModel model(file, "model 'pt2'"); });
+    BOOST_TEST_CONTEXT(name << ": " << message) {
+      BOOST_TEST(contains(message, "model 'pt2': option 'path'"));
+      for (const auto& part : parts) BOOST_TEST(contains(message, part));
+    }
+  }
+}
+
+nlohmann::json pt2_config(const std::string& model_path) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "pt2"}, {"path", model_path}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 8, 8}}, {"classes", 3}};
+  cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  return cfg;
+}
+
+BOOST_FIXTURE_TEST_CASE(train_on_one_and_two_processes_then_export_back_to_python, Fixture) {
+  BOOST_TEST_REQUIRE(py("make " + dir("") + " cnn").exit_code == 0);
+  auto cfg = pt2_config(dir("cnn.pt2"));
+  auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("one"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "tcpstore"}};
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("two") + " --nproc-per-node 2");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  test::write_text(dir("inputs.npy"), skein::npy_bytes(torch::randn({5, 1, 8, 8})));
+  const auto history = test::load_json(dir("two/history.json"));
+  BOOST_TEST(history.size() == 2u);
+
+  for (const std::string run : {"one", "two"}) {
+    r = skein("export " + dir(run) + " --format pt2 --out " + dir(run + ".pt2"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(contains(r.out, "as pt2"));
+    r = skein("export " + dir(run) + " --format state_dict --out " + dir(run + "_sd.pt"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    r = py("check_export " + dir(run + ".pt2") + " " + dir(run + "_sd.pt") + " " + dir("inputs.npy"));
+    BOOST_TEST(r.exit_code == 0, r.err);
+  }
+}
+
+#else
+
+BOOST_FIXTURE_TEST_CASE(pt2_needs_libtorch_2, Fixture) {
+  test::write_text(dir("m.pt2"), "not read");
+  const std::string message = test::message_of<skein::OptionError>(
+      [&] { skein::ExportedModel model(dir("m.pt2"), "model 'pt2'"); });
+  BOOST_TEST(contains(message, "needs a libtorch that ships torch.export's program schema"), message);
+}
+
+#endif
+
+}  // namespace
