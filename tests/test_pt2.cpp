@@ -7,6 +7,7 @@
 #include "skein/io/exported_model.hpp"
 #include "skein/io/npy.hpp"
 #include "skein/io/torch_file.hpp"
+#include "skein/skein.h"
 #include "skein/torch_compat/export_schema.hpp"
 #include "test_support.hpp"
 
@@ -18,6 +19,7 @@
 namespace {
 
 using test::contains;
+namespace fs = boost::filesystem;
 const std::string kSkein = SKEIN_EXE;
 
 struct Fixture : test::Workspace {
@@ -83,12 +85,15 @@ void expect_eager_values(skein::ExportedModel& model, const std::string& expecte
 }
 
 BOOST_FIXTURE_TEST_CASE(fifty_steps_of_sgd_and_adam_equal_pytorch_eager, Fixture) {
+  // The user guide lists the operators the tests ran.
+  const std::string guide = test::read_text(SKEIN_SOURCE_DIR "/docs/user-guide.md");
   for (const std::string name : {"mlp", "cnn", "transformer"}) {
     auto r = py("make " + dir("") + " " + name);
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     for (const std::string optimizer : {"sgd", "adam"}) {
       BOOST_TEST_CONTEXT(name << " with " << optimizer) {
         skein::ExportedModel model(dir(name + ".pt2"), "model 'pt2'");
+        for (const auto& op : model.operators()) BOOST_TEST(contains(guide, "`" + op + "`"), op << " is not in the guide's list");
         train(model, dir(name + "_batches.pt"), optimizer);
         expect_eager_values(model, dir(name + "_" + optimizer + ".pt"), dir(name + "_batches.pt"));
       }
@@ -135,35 +140,109 @@ BOOST_FIXTURE_TEST_CASE(hostile_and_unsupported_archives_are_refused_when_loaded
 nlohmann::json pt2_config(const std::string& model_path) {
   auto cfg = test::synthetic_config();
   cfg["model"] = {{"plugin", "pt2"}, {"path", model_path}};
-  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 8, 8}}, {"classes", 3}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 28, 28}}, {"classes", 10}};
   cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
   cfg["max_epochs"] = 2;
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
   return cfg;
 }
 
-BOOST_FIXTURE_TEST_CASE(train_on_one_and_two_processes_then_export_back_to_python, Fixture) {
-  BOOST_TEST_REQUIRE(py("make " + dir("") + " cnn").exit_code == 0);
+// The docs' example (examples/torch_export/): exported in Python, trained on
+// one process and under ddp on two, exported back and read by torch.export.load.
+BOOST_FIXTURE_TEST_CASE(the_example_trains_on_one_and_two_processes_and_goes_back_to_python, Fixture) {
+  auto r = test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR "/examples/torch_export/export_cnn.py " +
+                     dir("cnn.pt2"), 240);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
   auto cfg = pt2_config(dir("cnn.pt2"));
-  auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("one"));
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("one"));
   BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
   cfg["parallel"] = {{"plugin", "ddp"}};
   cfg["history"] = {{"plugin", "tcpstore"}};
   r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("two") + " --nproc-per-node 2");
   BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
-  test::write_text(dir("inputs.npy"), skein::npy_bytes(torch::randn({5, 1, 8, 8})));
-  const auto history = test::load_json(dir("two/history.json"));
-  BOOST_TEST(history.size() == 2u);
+  test::write_text(dir("inputs.npy"), skein::npy_bytes(torch::randn({5, 1, 28, 28})));
+  BOOST_TEST(test::load_json(dir("two/history.json")).size() == 2u);
 
   for (const std::string run : {"one", "two"}) {
     r = skein("export " + dir(run) + " --format pt2 --out " + dir(run + ".pt2"));
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "as pt2"));
+    BOOST_TEST(test::load_json(dir(run + ".pt2.json"))["input_scaling_in_model"] == false);
     r = skein("export " + dir(run) + " --format state_dict --out " + dir(run + "_sd.pt"));
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     r = py("check_export " + dir(run + ".pt2") + " " + dir(run + "_sd.pt") + " " + dir("inputs.npy"));
     BOOST_TEST(r.exit_code == 0, r.err);
   }
+  // A model not trained from a .pt2 has no program to write back.
+  cfg = test::synthetic_config();
+  BOOST_TEST_REQUIRE(skein("train --config " + write_config(cfg) + " --run-dir " + dir("mlp")).exit_code == 0);
+  r = skein("export " + dir("mlp") + " --format pt2 --out " + dir("mlp.pt2"));
+  test::expect_one_error(r, 2, {"--format pt2", "model 'mlp' was not trained from a .pt2"});
+  BOOST_TEST(!fs::exists(dir("mlp.pt2")));
+}
+
+// zero (stage 2), gradient clipping and bf16 autocast take the program as
+// any model; a kill -9 inside an epoch under ddp resumes to the same bits.
+BOOST_FIXTURE_TEST_CASE(zero_clipping_autocast_and_a_mid_epoch_resume_under_ddp, Fixture) {
+  BOOST_TEST_REQUIRE(py("make " + dir("") + " cnn").exit_code == 0);
+  auto cfg = pt2_config(dir("cnn.pt2"));
+  cfg["data"]["shape"] = {1, 8, 8};
+  cfg["data"]["classes"] = 3;
+  cfg["parallel"] = {{"plugin", "zero"}, {"stage", 2}};
+  cfg["precision"] = "bf16-mixed";
+  cfg["callbacks"] = {{{"plugin", "grad_clip"}, {"max_norm", 0.5}}};
+  auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("zero") + " --nproc-per-node 2");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(test::load_json(dir("zero/history.json")).size() == 2u);
+
+  cfg = pt2_config(dir("cnn.pt2"));
+  cfg["data"]["shape"] = {1, 8, 8};
+  cfg["data"]["classes"] = 3;
+  cfg["max_epochs"] = 3;
+  cfg["parallel"] = {{"plugin", "ddp"}};
+  cfg["history"] = {{"plugin", "filestore"}};
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}, {"every_n_steps", 2}}};
+  const std::string two = "--nproc-per-node 2 --timeout 60 --config " + write_config(cfg) + " --run-dir ";
+  BOOST_TEST_REQUIRE(skein("train " + two + dir("straight")).exit_code == 0);
+  // 192 training rows, 32 a batch: 3 batches a rank; rank 1 killed as epoch 2's 3rd begins.
+  r = skein("train " + two + dir("killed") + " --plugin-dir " TEST_PLUGIN_DIR +
+            " --plugin probe_callback:signal_at=2,signal=9,signal_batch=2,signal_rank=1");
+  BOOST_TEST(r.exit_code != 0);
+  BOOST_TEST_REQUIRE(fs::exists(dir("killed/checkpoints/step_00000004/open_epoch.json")));
+  r = skein("train --nproc-per-node 2 --timeout 60 --resume " + dir("killed") + " --plugin-dir " TEST_PLUGIN_DIR +
+            " --plugin probe_callback:signal_at=0");
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.out, "Resumed from " + dir("killed/checkpoints/step_00000004")), r.out);
+  BOOST_TEST(test::read_text(dir("straight/checkpoints/final/model_state_dict.pt")) ==
+             test::read_text(dir("killed/checkpoints/final/model_state_dict.pt")));
+}
+
+// A C program trains an exported program in-process: the session's config
+// names the .pt2 as skein train's does.
+BOOST_FIXTURE_TEST_CASE(a_c_session_trains_an_exported_program, Fixture) {
+  BOOST_TEST_REQUIRE(py("make " + dir("") + " mlp").exit_code == 0);
+  const std::string config = nlohmann::json{{"model", {{"plugin", "pt2"}, {"path", dir("mlp.pt2")}}},
+                                            {"data_info", {{"input_shape", {6}}, {"num_classes", 3}}},
+                                            {"loss", {{"plugin", "mse"}}},
+                                            {"optimizer", {{"plugin", "sgd"}, {"lr", 0.1}}},
+                                            {"callbacks", nlohmann::json::array()}}
+                                 .dump();
+  const std::string options = nlohmann::json{{"run_dir", dir("c")}, {"echo_log", false}}.dump();
+  skein_session* s = nullptr;
+  BOOST_TEST_REQUIRE(skein_session_create(config.c_str(), options.c_str(), &s) == SKEIN_OK, skein_last_error(nullptr));
+  float x[4][6], y[4][3];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 6; ++j) x[i][j] = static_cast<float>((i + 1) * (j - 2)) / 10.0f;
+    for (int j = 0; j < 3; ++j) y[i][j] = j == i % 3 ? 1.0f : 0.0f;
+  }
+  const int64_t x_shape[2] = {4, 6}, y_shape[2] = {4, 3};
+  skein_tensor in{&x[0][0], 2, x_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+  skein_tensor targets{&y[0][0], 2, y_shape, SKEIN_FLOAT32, SKEIN_ROW_MAJOR, SKEIN_DEVICE_HOST, 0};
+  double first = 0, loss = 0;
+  BOOST_TEST_REQUIRE(skein_train_step(s, &in, &targets, &first) == SKEIN_OK, skein_last_error(s));
+  for (int step = 0; step < 20; ++step) BOOST_TEST_REQUIRE(skein_train_step(s, &in, &targets, &loss) == SKEIN_OK);
+  BOOST_TEST(loss < first * 0.9, loss << " after " << first);
+  BOOST_TEST(skein_session_destroy(s) == SKEIN_OK);
 }
 
 #else
