@@ -1,6 +1,7 @@
 """Writes cnn.pt2, a small CNN for Fashion-MNIST (inputs [N, 1, 28, 28], 10
 class scores) exported with torch.export, for skein's `pt2` model plugin.
-Run with PyPI's torch 2.x (the venv scripts/setup.sh makes for SKEIN_TORCH=pypi):
+Run with PyPI's torch 2.x, the venv SKEIN_TORCH=pypi scripts/example.sh makes
+(~/.cache/skein/torch-2.15.0/bin/python):
 
     python examples/torch_export/export_cnn.py examples/torch_export/cnn.pt2
     build-pypi/bin/skein train --config examples/torch_export/fashion_mnist_pt2.json
