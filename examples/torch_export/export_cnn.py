@@ -6,23 +6,14 @@ Run with PyPI's torch 2.x, the venv SKEIN_TORCH=pypi scripts/example.sh makes
     python examples/torch_export/export_cnn.py examples/torch_export/cnn.pt2
     build-pypi/bin/skein train --config examples/torch_export/fashion_mnist_pt2.json
 """
+import os
 import sys
 
 import torch
-from torch import nn
 
-
-class SmallCnn(nn.Module):
-    def __init__(self, classes: int = 10):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2))
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 7 * 7, 128), nn.ReLU(),
-                                        nn.Linear(128, classes))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
+# The very module of the TorchScript example: torch.export takes it as it is.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torchscript"))
+from make_cnn import SmallCnn  # noqa: E402
 
 
 if __name__ == "__main__":
