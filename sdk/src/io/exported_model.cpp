@@ -156,7 +156,10 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
   try {
     reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(&in);
   } catch (const c10::Error& e) {
-    throw std::runtime_error("is not a .pt2 archive written by torch.export.save (" + json_error(e) + ")");
+    // libtorch's zip reader adds sentences of advice about checkpoints: its first one says what is wrong.
+    std::string what = json_error(e);
+    what = what.substr(0, what.find(". "));
+    throw std::runtime_error("is not a .pt2 archive written by torch.export.save (" + what + ")");
   }
   std::vector<std::string> programs;
   for (const auto& r : reader->getAllRecords())
