@@ -167,7 +167,7 @@ BOOST_FIXTURE_TEST_CASE(the_example_trains_on_one_and_two_processes_and_goes_bac
     r = skein("export " + dir(run) + " --format pt2 --out " + dir(run + ".pt2"));
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     BOOST_TEST(contains(r.out, "as pt2"));
-    BOOST_TEST(test::load_json(dir(run + ".pt2.json"))["input_scaling_in_model"] == false);
+    BOOST_TEST(test::load_json(dir(run + ".pt2.json"))["input_scaling_in_model"] == false);  // nothing to scale
     r = skein("export " + dir(run) + " --format state_dict --out " + dir(run + "_sd.pt"));
     BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
     r = py("check_export " + dir(run + ".pt2") + " " + dir(run + "_sd.pt") + " " + dir("inputs.npy"));
@@ -179,6 +179,43 @@ BOOST_FIXTURE_TEST_CASE(the_example_trains_on_one_and_two_processes_and_goes_bac
   r = skein("export " + dir("mlp") + " --format pt2 --out " + dir("mlp.pt2"));
   test::expect_one_error(r, 2, {"--format pt2", "model 'mlp' was not trained from a .pt2"});
   BOOST_TEST(!fs::exists(dir("mlp.pt2")));
+}
+
+// The exported .pt2 takes raw inputs, scaled inside as predict scales them:
+// the dataset's (idx: pixel / 255, less a mean, over a std: numbers in the
+// graph) and "standardize"'s (a mean and std per pixel: lifted constants).
+// Python's torch.export.load and skein's own loader both run it.
+BOOST_FIXTURE_TEST_CASE(the_export_scales_raw_inputs_as_predict_does, Fixture) {
+  BOOST_TEST_REQUIRE(test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR
+                               "/examples/torch_export/export_cnn.py " + dir("cnn.pt2"), 240).exit_code == 0);
+  fs::create_directories(dir("mnist"));
+  test::write_tiny_mnist(dir("mnist"), 64, 16, false);
+  auto cfg = pt2_config(dir("cnn.pt2"));
+  cfg["data"] = {{"plugin", "idx"}, {"dir", dir("mnist")}};
+  cfg["max_epochs"] = 1;
+  torch::manual_seed(38);
+  test::write_text(dir("raw.npy"), skein::npy_bytes(torch::randint(0, 256, {5, 1, 28, 28}).to(torch::kFloat32)));
+  for (const bool standardize : {false, true}) {
+    BOOST_TEST_CONTEXT("standardize " << standardize) {
+      cfg["standardize"] = standardize;
+      const std::string run = dir(standardize ? "std" : "pixels");
+      auto r = skein("train --config " + write_config(cfg) + " --run-dir " + run);
+      BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+      r = skein("export " + run + " --format pt2 --out " + run + ".pt2");
+      BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+      BOOST_TEST(test::load_json(run + ".pt2.json")["input_scaling_in_model"] == true);
+      BOOST_TEST(test::load_json(run + ".pt2.json")["input_scaling"].size() == (standardize ? 2u : 1u));
+      r = skein("predict " + run + " --inputs " + dir("raw.npy") + " --out " + run + "_out.npy");
+      BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+      r = py("check_outputs " + run + ".pt2 " + dir("raw.npy") + " " + run + "_out.npy");
+      BOOST_TEST(r.exit_code == 0, r.err);
+      skein::ExportedModel again(run + ".pt2", "model 'pt2'");
+      again.eval();
+      torch::NoGradGuard no_grad;
+      const auto out = again.forward(skein::read_npy(dir("raw.npy")));
+      BOOST_TEST(torch::allclose(out, skein::read_npy(run + "_out.npy"), 1e-4, 1e-4));
+    }
+  }
 }
 
 // zero (stage 2), gradient clipping and bf16 autocast take the program as

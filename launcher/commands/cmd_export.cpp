@@ -33,7 +33,7 @@ int cmd_export(const std::vector<std::string>& args) {
   const bool torchscript = format == "torchscript";
   write_file_atomic(out, torchscript ? trained.torchscript() : format == "pt2" ? trained.pt2() : trained.state_dict());
   if (beside) {
-    nlohmann::json record = trained.input_record(torchscript);
+    nlohmann::json record = trained.input_record(format != "state_dict");
     record["format"] = format;
     record["checkpoint"] = trained.checkpoint_dir();
     write_file_atomic(about, record.dump(2) + "\n");

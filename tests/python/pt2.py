@@ -9,6 +9,8 @@ success and 1, with a line on stderr, when a check fails.
   hostile DIR              DIR/{truncated,schema,unknown_op,cond}.pt2
   check_export PT2 SD X    torch.export.load(PT2).module() holds the state dict
                            SD (torch.save) and runs on X (.npy)
+  check_outputs PT2 X Y    torch.export.load(PT2).module() on X (.npy) gives Y
+                           (.npy, e.g. skein predict's) within 1e-4
 """
 import io
 import json
@@ -164,6 +166,16 @@ def check_export(pt2, state_dict, inputs):
     print("ok", tuple(out.shape))
 
 
+def check_outputs(pt2, inputs, expected):
+    module = torch.export.load(pt2).module()  # in eval mode as exported (.eval() raises)
+    with torch.no_grad():
+        out = module(torch.from_numpy(np.load(inputs)).float())
+    want = torch.from_numpy(np.load(expected)).float()
+    if out.shape != want.shape or not torch.allclose(out, want, atol=1e-4, rtol=1e-4):
+        fail(f"outputs differ: max difference {(out - want).abs().max().item() if out.shape == want.shape else out.shape}")
+    print("ok")
+
+
 def main(argv):
     if argv[0] == "make":
         make(argv[1], argv[2])
@@ -171,6 +183,8 @@ def main(argv):
         hostile(argv[1])
     elif argv[0] == "check_export":
         check_export(argv[1], argv[2], argv[3])
+    elif argv[0] == "check_outputs":
+        check_outputs(argv[1], argv[2], argv[3])
     else:
         fail(f"unknown subcommand {argv[0]}")
 

@@ -229,7 +229,14 @@ std::string TrainedModel::pt2() const {
   if (!exported)
     throw ConfigError("--format pt2: model '" + config_.model.record->name +
                       "' was not trained from a .pt2 (the pt2 model); export it as torchscript or state_dict");
-  return exported->archive_with_current_weights();
+  std::vector<ExportedModel::InputStep> steps;
+  if (scales()) {
+    const auto dims = static_cast<std::int64_t>(info_.input_shape.size());
+    if (data_scaling_)
+      steps.push_back({data_scaling_->divide_by, data_scaling_mean(*data_scaling_, dims), data_scaling_std(*data_scaling_, dims)});
+    if (scaling_.active()) steps.push_back({1, scaling_.mean, scaling_.std});
+  }
+  return exported->archive_with_current_weights(steps);
 }
 
 torch::Tensor TrainedModel::model_inputs(const torch::Tensor& raw) const {

@@ -15,6 +15,7 @@
 #include <caffe2/serialize/inline_container.h>
 
 #include "pt2_graph.hpp"
+#include "pt2_rewrite.hpp"
 #include "pt2_types.hpp"
 #include "sha256.hpp"
 #include "skein/io/input_file.hpp"
@@ -28,6 +29,7 @@ namespace skein {
 #if SKEIN_TORCH_EXPORT_SCHEMA
 
 namespace ex = torch::_export;
+namespace spec = torch::_export::archive_spec;
 
 namespace {
 
@@ -101,7 +103,9 @@ struct ExportedModel::Program {
     c10::IValue value;  // constant: a tensor constant or a number
   };
   std::string archive;           // the bytes loaded
+  std::string program_record;    // models/NAME.json
   std::string weights_config_record;
+  std::string constants_config_record;
   nlohmann::json weights_config;  // {"config": {name: {"path_name", "tensor_meta", ...}}}
   std::unique_ptr<pt2::Graph> graph;
   std::vector<Input> inputs;
@@ -161,13 +165,15 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
     what = what.substr(0, what.find(". "));
     throw std::runtime_error("is not a .pt2 archive written by torch.export.save (" + what + ")");
   }
+  const std::string models_dir(spec::MODELS_DIR);
   std::vector<std::string> programs;
   for (const auto& r : reader->getAllRecords())
-    if (r.rfind("models/", 0) == 0 && r.size() > 12 && r.substr(r.size() - 5) == ".json") programs.push_back(r);
+    if (r.rfind(models_dir, 0) == 0 && r.size() > models_dir.size() + 5 && r.substr(r.size() - 5) == ".json")
+      programs.push_back(r);
   if (programs.size() != 1)
     throw std::runtime_error("is not a .pt2 archive of one program written by torch.export.save (" +
-                             std::to_string(programs.size()) + " programs under models/)");
-  const std::string name = programs[0].substr(7, programs[0].size() - 12);
+                             std::to_string(programs.size()) + " programs under " + models_dir + ")");
+  const std::string name = programs[0].substr(models_dir.size(), programs[0].size() - models_dir.size() - 5);
   ex::ExportedProgram ep;
   try {
     nlohmann::json::parse(record_text(*reader, programs[0])).get_to(ep);
@@ -186,10 +192,13 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
                                                  : nlohmann::json{{"config", nlohmann::json::object()}};
     return j;
   };
-  program.weights_config_record = "data/weights/" + name + "_weights_config.json";
+  program.program_record = programs[0];
+  program.weights_config_record = pt2::archive_path(spec::WEIGHTS_CONFIG_FILENAME_FORMAT, name);
+  program.constants_config_record = pt2::archive_path(spec::CONSTANTS_CONFIG_FILENAME_FORMAT, name);
+  const std::string weights_dir(spec::WEIGHTS_DIR), constants_dir(spec::CONSTANTS_DIR);
   program.weights_config = payload(program.weights_config_record);
   const ex::PayloadConfig weights = program.weights_config.get<ex::PayloadConfig>();
-  const ex::PayloadConfig constants = payload("data/constants/" + name + "_constants_config.json").get<ex::PayloadConfig>();
+  const ex::PayloadConfig constants = payload(program.constants_config_record).get<ex::PayloadConfig>();
   auto stored = [&](const ex::PayloadConfig& config, const std::string& dir, const std::string& key) {
     const auto found = config.get_config().find(key);
     if (found == config.get_config().end()) throw std::runtime_error("has no stored value for '" + key + "'");
@@ -210,7 +219,7 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
       case T::PARAMETER: {
         input.kind = Input::parameter;
         input.name = spec.get_parameter().get_parameter_name();
-        auto t = stored(weights, "data/weights/", input.name);
+        auto t = stored(weights, weights_dir, input.name);
         const bool grad = t.is_floating_point() || t.is_complex();
         auto [owner, leaf] = owner_of(module, input.name);
         owner->register_parameter(leaf, t, grad && weights.get_config().at(input.name).get_tensor_meta()->get_requires_grad());
@@ -223,16 +232,16 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
         if (b.get_persistent()) {
           input.kind = Input::buffer;
           auto [owner, leaf] = owner_of(module, input.name);
-          owner->register_buffer(leaf, stored(weights, "data/weights/", input.name));
+          owner->register_buffer(leaf, stored(weights, weights_dir, input.name));
         } else {
           input.kind = Input::hidden_buffer;
-          program.hidden_buffers[input.name] = stored(constants, "data/constants/", input.name);
+          program.hidden_buffers[input.name] = stored(constants, constants_dir, input.name);
         }
         break;
       }
       case T::TENSOR_CONSTANT: {
         const std::string& key = spec.get_tensor_constant().get_tensor_constant_name();
-        input.value = stored(constants, "data/constants/", key);
+        input.value = stored(constants, constants_dir, key);
         break;
       }
       case T::CONSTANT_INPUT: {
@@ -318,10 +327,10 @@ torch::Tensor ExportedModel::forward(const torch::Tensor& inputs) {
 
 std::vector<std::string> ExportedModel::operators() const { return program_->graph->operators(); }
 
-std::string ExportedModel::archive_with_current_weights() const {
+std::string ExportedModel::archive_with_current_weights(const std::vector<InputStep>& input_steps) const {
   std::istringstream in(program_->archive);
   caffe2::serialize::PyTorchStreamReader reader(&in);
-  std::map<std::string, torch::Tensor> current;  // record path -> value
+  std::map<std::string, std::string> replaced;  // record path -> new bytes
   nlohmann::json config = program_->weights_config;
   auto store = [&](const std::string& name, const torch::Tensor& value) {
     auto* entry = config["config"].contains(name) ? &config["config"][name] : nullptr;
@@ -333,10 +342,22 @@ std::string ExportedModel::archive_with_current_weights() const {
     meta["strides"] = strides;
     meta["storage_offset"] = nlohmann::json::object({{"as_int", 0}});
     meta["dtype"] = static_cast<int>(pt2::to_schema(t.scalar_type()));
-    current["data/weights/" + (*entry)["path_name"].get<std::string>()] = t;
+    replaced[std::string(spec::WEIGHTS_DIR) + (*entry)["path_name"].get<std::string>()] =
+        std::string(static_cast<const char*>(t.data_ptr()), t.nbytes());
   };
   for (const auto& p : named_parameters()) store(p.key(), p.value());
   for (const auto& b : named_buffers()) store(b.key(), b.value());
+  replaced[program_->weights_config_record] = config.dump();
+  auto program = nlohmann::json::parse(record_text(reader, program_->program_record));
+  pt2::to_eval_mode(program, program_->graph->eval_skipped_nodes());
+  if (!input_steps.empty()) {
+    auto constants = reader.hasRecord(program_->constants_config_record)
+                         ? nlohmann::json::parse(record_text(reader, program_->constants_config_record))
+                         : nlohmann::json{{"config", nlohmann::json::object()}};
+    pt2::prepend_input_steps(program, constants, replaced, input_steps);
+    replaced[program_->constants_config_record] = constants.dump();
+  }
+  replaced[program_->program_record] = program.dump();
 
   std::string out;
   caffe2::serialize::PyTorchStreamWriter writer([&out](const void* data, std::size_t size) {
@@ -346,16 +367,15 @@ std::string ExportedModel::archive_with_current_weights() const {
   for (const auto& record : reader.getAllRecords()) {
     if (record == ".data/version" || record == "version" || record == "byteorder" || record == ".data/serialization_id")
       continue;  // the writer writes its own
-    if (record == program_->weights_config_record) {
-      const std::string text = config.dump();
-      writer.writeRecord(record, text.data(), text.size());
-    } else if (const auto found = current.find(record); found != current.end()) {
-      writer.writeRecord(record, found->second.data_ptr(), found->second.nbytes());
+    if (const auto found = replaced.find(record); found != replaced.end()) {
+      writer.writeRecord(record, found->second.data(), found->second.size());
+      replaced.erase(found);
     } else {
       auto [data, size] = reader.getRecord(record);
       writer.writeRecord(record, data.get(), size);
     }
   }
+  for (const auto& [record, bytes] : replaced) writer.writeRecord(record, bytes.data(), bytes.size());  // new ones
   writer.writeEndOfFile();
   return out;
 }
@@ -372,7 +392,7 @@ ExportedModel::ExportedModel(const std::string& path, const std::string& owner) 
 ExportedModel::~ExportedModel() = default;
 torch::Tensor ExportedModel::forward(const torch::Tensor&) { return {}; }
 std::vector<std::string> ExportedModel::operators() const { return {}; }
-std::string ExportedModel::archive_with_current_weights() const { return {}; }
+std::string ExportedModel::archive_with_current_weights(const std::vector<InputStep>&) const { return {}; }
 
 #endif
 

@@ -329,6 +329,13 @@ void Graph::run_step(const Step& step, std::vector<c10::IValue>& slots, bool tra
   }
 }
 
+std::set<std::string> Graph::eval_skipped_nodes() const {
+  std::set<std::string> names;
+  for (const auto& step : steps_)
+    if (step.writes_buffer) names.insert(step.name);
+  return names;
+}
+
 std::vector<c10::IValue> Graph::run(std::vector<c10::IValue> inputs, bool training) const {
   std::vector<c10::IValue> slots(slots_.size());
   for (std::size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i)

@@ -30,6 +30,8 @@ class Graph {
   // calls it.
   const std::vector<std::string>& operators() const { return operators_; }
   const std::vector<std::string>& first_callers() const { return first_callers_; }
+  // The nodes eval mode skips (they write a buffer and nothing reads them).
+  std::set<std::string> eval_skipped_nodes() const;
 
  private:
   // Where one argument of a call comes from.

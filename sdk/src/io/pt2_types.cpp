@@ -72,6 +72,13 @@ c10::MemoryFormat to_c10(ex::MemoryFormat m) {
   }
 }
 
+std::string archive_path(std::string_view format, const std::string& model) {
+  std::string path(format);
+  const auto at = path.find("{}");
+  if (at != std::string::npos) path.replace(at, 2, model);
+  return path;
+}
+
 c10::Device to_c10(const ex::Device& d) {
   std::string text = d.get_type();
   if (d.get_index()) text += ":" + std::to_string(*d.get_index());

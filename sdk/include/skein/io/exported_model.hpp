@@ -43,9 +43,19 @@ class SKEIN_EXPORT ExportedModel : public Model {
   // The operators of the graph, each once, in the order first called
   // ("aten::linear", ...).
   std::vector<std::string> operators() const;
-  // Bytes torch.export.load reads: the archive loaded, its weights (parameters
-  // and persistent buffers) replaced by this model's current values.
-  std::string archive_with_current_weights() const;
+  // A scaling of raw inputs, x = (x / divide_by - mean) / std, with mean and
+  // std float32 tensors that broadcast over a batch ([1], [C, 1, 1], or a
+  // sample's shape).
+  struct InputStep {
+    double divide_by = 1;
+    torch::Tensor mean, std;
+  };
+  // Bytes torch.export.load reads: the archive loaded as an inference
+  // program (in eval mode: PyTorch's exported modules cannot change mode),
+  // its weights (parameters and persistent buffers) replaced by this model's
+  // current values, and `input_steps` done in order inside the program
+  // before its first node, so that it takes raw inputs.
+  std::string archive_with_current_weights(const std::vector<InputStep>& input_steps = {}) const;
 
  private:
   struct Program;

@@ -49,14 +49,14 @@ class SKEIN_EXPORT TrainedModel {
   // torchscript model is then the submodule `model` of a module that scales).
   std::string torchscript();
   // Bytes Python's torch.export.load reads: for a model trained from a .pt2
-  // (skein::ExportedModel), that archive with the trained weights; raw
-  // inputs are scaled outside it (input_record(false) says how). Throws
+  // (skein::ExportedModel), that archive with the trained weights, scaling
+  // raw inputs as predict does (nodes before the program's first). Throws
   // ConfigError for any other model.
   std::string pt2() const;
   // How the model's inputs are made from raw ones, for the JSON beside an
   // export: {"input_shape", "input_scaling": [steps in order, each
   // {"from", "divide_by", "mean", "std"}: x = (x / divide_by - mean) / std],
-  // "input_scaling_in_model": whether torchscript() does it}.
+  // "input_scaling_in_model": whether torchscript() and pt2() do it}.
   nlohmann::json input_record(bool in_model) const;
 
  private:
