@@ -531,7 +531,7 @@ with open(sys.argv[4] + ".x." + str(rank), "w") as out:
 lib.skein_session_destroy(session)
 )");
   const std::string result = dir("result");
-  const std::string torchrun = "env SKEIN_TIMEOUT_S=30 " SKEIN_TEST_PYTHON
+  const std::string torchrun = test::for_uninstrumented_program() + "env SKEIN_TIMEOUT_S=30 " SKEIN_TEST_PYTHON
                                " -m torch.distributed.run --nproc_per_node 2 -r 2 -t 2 --master_addr 127.0.0.1 "
                                "--master_port " +
                                std::to_string(test::free_port()) + " ";

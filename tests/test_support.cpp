@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -99,6 +100,29 @@ std::string with_fault(const std::string& fault) {
       (asan && *asan ? std::string(asan) + ":" : std::string()) + "verify_asan_link_order=0";
   return "env LD_PRELOAD=" + shell_quote(FAULT_INJECTION_LIB) + " ASAN_OPTIONS=" + shell_quote(asan_options) +
          " " + fault;
+}
+
+namespace {
+
+// The file of the library that defines `symbol` in this process, or "".
+std::string library_of(const char* symbol) {
+  Dl_info info{};
+  void* address = ::dlsym(RTLD_DEFAULT, symbol);
+  if (!address || ::dladdr(address, &info) == 0 || !info.dli_fname) return "";
+  return info.dli_fname;
+}
+
+}  // namespace
+
+std::string for_uninstrumented_program() {
+  if (!kAddressSanitizer) return "";
+  // libstdc++ too: the runtime resolves the C++ functions it intercepts
+  // (__cxa_throw) when it starts, and Python loads libstdc++ only later.
+  const std::string runtime = library_of("__asan_init"), cxx = library_of("__cxa_begin_catch");
+  if (runtime.empty() || cxx.empty()) return "";
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string options = (asan && *asan ? std::string(asan) + ":" : std::string()) + "detect_leaks=0";
+  return "env LD_PRELOAD=" + shell_quote(runtime + " " + cxx) + " ASAN_OPTIONS=" + shell_quote(options) + " ";
 }
 
 int free_port() {

@@ -70,6 +70,12 @@ bool private_network_available();
 // "SKEIN_TEST_CRASH_IN_CHECKPOINT=3". Under ASan, the preload is allowed to
 // come before the sanitizer's runtime (it allocates nothing).
 std::string with_fault(const std::string& fault);
+// An `env ...` prefix for a program that is not instrumented but loads
+// Skein's libraries (Python's ctypes, torchrun's workers): under ASan, the
+// sanitizer's runtime preloaded (it must come first in a process's library
+// list) and leak checks off (the interpreter's allocations are not
+// Skein's); "" in other builds.
+std::string for_uninstrumented_program();
 // A TCP port free on 127.0.0.1 right now.
 int free_port();
 
