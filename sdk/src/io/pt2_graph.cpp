@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include <ATen/ScalarOps.h>
+#include <torch/version.h>
 
 #include "pt2_types.hpp"
 
