@@ -101,6 +101,26 @@ BOOST_FIXTURE_TEST_CASE(fifty_steps_of_sgd_and_adam_equal_pytorch_eager, Fixture
   }
 }
 
+// ddp on two processes of 8 rows each equals eager training on all 16 at
+// once: one step an epoch, 50 epochs of SGD with momentum.
+BOOST_FIXTURE_TEST_CASE(ddp_on_two_processes_equals_eager_with_the_global_batch, Fixture) {
+  auto r = py("global " + dir(""));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  nlohmann::json cfg = {{"model", {{"plugin", "pt2"}, {"path", dir("mlp.pt2")}}},
+                        {"data", {{"plugin", "npy"}, {"train_inputs", dir("x.npy")}, {"train_targets", dir("y.npy")}}},
+                        {"loss", {{"plugin", "cross_entropy"}}},
+                        {"optimizer", {{"plugin", "sgd"}, {"lr", 0.05}, {"momentum", 0.9}}},
+                        {"parallel", {{"plugin", "ddp"}}},
+                        {"batch_size", 8},
+                        {"valid_split", 0},
+                        {"max_epochs", 50},
+                        {"callbacks", nlohmann::json::array()}};
+  r = skein("train --nproc-per-node 2 --config " + write_config(cfg) + " --run-dir " + dir("ddp"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  r = test::interop_py("same_state_dict " + dir("global_sgd.pt") + " " + dir("ddp/checkpoints/final/model_state_dict.pt"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+}
+
 BOOST_FIXTURE_TEST_CASE(dropout_follows_train_and_eval, Fixture) {
   BOOST_TEST_REQUIRE(py("make " + dir("") + " dropout").exit_code == 0);
   skein::ExportedModel model(dir("dropout.pt2"), "model 'pt2'");
@@ -216,6 +236,26 @@ BOOST_FIXTURE_TEST_CASE(the_export_scales_raw_inputs_as_predict_does, Fixture) {
       BOOST_TEST(torch::allclose(out, skein::read_npy(run + "_out.npy"), 1e-4, 1e-4));
     }
   }
+}
+
+// init_from reads a .pt2's parameters and buffers (torch.export.save's, or
+// skein export's): a rate too small to move any weight keeps them as loaded.
+BOOST_FIXTURE_TEST_CASE(init_from_reads_the_weights_of_a_pt2, Fixture) {
+  BOOST_TEST_REQUIRE(py("make " + dir("") + " mlp").exit_code == 0);
+  auto cfg = pt2_config(dir("mlp.pt2"));
+  cfg["data"]["shape"] = {6};
+  cfg["data"]["classes"] = 3;
+  cfg["max_epochs"] = 1;
+  BOOST_TEST_REQUIRE(skein("train --config " + write_config(cfg) + " --run-dir " + dir("a")).exit_code == 0);
+  BOOST_TEST_REQUIRE(skein("export " + dir("a") + " --format pt2 --out " + dir("a.pt2")).exit_code == 0);
+  BOOST_TEST_REQUIRE(skein("export " + dir("a") + " --format state_dict --out " + dir("a_sd.pt")).exit_code == 0);
+  cfg["init_from"] = dir("a.pt2");
+  cfg["optimizer"] = {{"plugin", "sgd"}, {"lr", 1e-30}};
+  auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("b"));
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(test::read_text(dir("b/train.log")), "the exported program " + dir("a.pt2")));
+  r = test::interop_py("same_state_dict " + dir("a_sd.pt") + " " + dir("b/checkpoints/epoch_0001/model_state_dict.pt"));
+  BOOST_TEST(r.exit_code == 0, r.err);
 }
 
 // zero (stage 2), gradient clipping and bf16 autocast take the program as

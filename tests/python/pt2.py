@@ -6,6 +6,10 @@ success and 1, with a line on stderr, when a check fails.
   make DIR NAME            DIR/NAME.pt2, DIR/NAME_batches.pt ({"x": [S, B, ...],
                            "y": [S, B]}) and DIR/NAME_{sgd,adam}.pt: the state
                            dict after eager training on those batches
+  global DIR               DIR/mlp.pt2, 16 rows in DIR/x.npy and DIR/y.npy, and
+                           DIR/global_sgd.pt: the state dict after 50 eager
+                           steps of SGD on all 16 rows at once (what ddp on 2
+                           processes of 8 rows each must equal)
   hostile DIR              DIR/{truncated,schema,unknown_op,cond}.pt2
   check_export PT2 SD X    torch.export.load(PT2).module() holds the state dict
                            SD (torch.save) and runs on X (.npy)
@@ -121,6 +125,22 @@ def make(out, name):
         torch.save(state, f"{out}/{name}_{opt_name}.pt")
 
 
+def global_batch(out):
+    torch.manual_seed(0)
+    module = Mlp()
+    export(module, torch.randn(4, 6), f"{out}/mlp.pt2")
+    x = torch.randn(16, 6)
+    y = torch.randint(0, 3, (16,))
+    np.save(f"{out}/x.npy", x.numpy())
+    np.save(f"{out}/y.npy", y.numpy())
+    opt = torch.optim.SGD(module.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(STEPS):
+        opt.zero_grad()
+        nn.functional.cross_entropy(module(x), y).backward()
+        opt.step()
+    torch.save(module.state_dict(), f"{out}/global_sgd.pt")
+
+
 def rewrite(src, dst, change):
     """Copies the archive `src` to `dst` with model.json passed through `change`."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
@@ -179,6 +199,8 @@ def check_outputs(pt2, inputs, expected):
 def main(argv):
     if argv[0] == "make":
         make(argv[1], argv[2])
+    elif argv[0] == "global":
+        global_batch(argv[1])
     elif argv[0] == "hostile":
         hostile(argv[1])
     elif argv[0] == "check_export":

@@ -9,6 +9,7 @@
 #include "skein/training/model_io.hpp"
 #include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
+#include "skein/io/exported_model.hpp"
 #include "skein/io/scripted_model.hpp"
 #include "skein/io/torch_file.hpp"
 
@@ -87,19 +88,34 @@ bool is_torchscript_archive(const std::string& file) {
   }
 }
 
-// The parameters and buffers of a TorchScript module, loaded as the
-// torchscript model loads one (its code checked before any of it runs).
-StateDict script_state_dict(const std::string& file, WarmStartReport& report) {
-  ScriptedModel script(file, "init_from");
+// A torch.export archive (torch.export.save, skein export --format pt2) has archive_format.
+bool is_pt2_archive(const std::string& file) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(file);
+    return reader.hasRecord("archive_format");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The parameters and buffers of a module from Python, loaded as its model
+// plugin loads it (its code checked before any of it runs).
+StateDict module_state_dict(const Model& module, const std::string& what, WarmStartReport& report) {
   StateDict dict;
-  for (const auto& p : script.named_parameters()) dict.emplace_back(p.key(), p.value().detach());
-  for (const auto& b : script.named_buffers()) dict.emplace_back(b.key(), b.value().detach());
-  report.notes.push_back("init_from: the parameters and buffers of the TorchScript module " + file);
+  for (const auto& p : module.named_parameters()) dict.emplace_back(p.key(), p.value().detach());
+  for (const auto& b : module.named_buffers()) dict.emplace_back(b.key(), b.value().detach());
+  report.notes.push_back("init_from: the parameters and buffers of " + what);
   return dict;
+}
+
+StateDict script_state_dict(const std::string& file, WarmStartReport& report) {
+  return module_state_dict(ScriptedModel(file, "init_from"), "the TorchScript module " + file, report);
 }
 
 StateDict read_weights(const std::string& file, WarmStartReport& report) {
   if (is_torchscript_archive(file)) return script_state_dict(file, report);
+  if (is_pt2_archive(file))
+    return module_state_dict(ExportedModel(file, "init_from"), "the exported program " + file, report);
   c10::IValue value;
   try {
     value = read_torch_save(file);
