@@ -11,41 +11,43 @@ namespace ex = torch::_export;
 
 namespace {
 
-constexpr std::array<std::pair<ex::ScalarType, c10::ScalarType>, 21> kScalarTypes{{
-    {ex::ScalarType::BYTE, c10::kByte},
-    {ex::ScalarType::CHAR, c10::kChar},
-    {ex::ScalarType::SHORT, c10::kShort},
-    {ex::ScalarType::INT, c10::kInt},
-    {ex::ScalarType::LONG, c10::kLong},
-    {ex::ScalarType::HALF, c10::kHalf},
-    {ex::ScalarType::FLOAT, c10::kFloat},
-    {ex::ScalarType::DOUBLE, c10::kDouble},
-    {ex::ScalarType::COMPLEXHALF, c10::kComplexHalf},
-    {ex::ScalarType::COMPLEXFLOAT, c10::kComplexFloat},
-    {ex::ScalarType::COMPLEXDOUBLE, c10::kComplexDouble},
-    {ex::ScalarType::BOOL, c10::kBool},
-    {ex::ScalarType::BFLOAT16, c10::kBFloat16},
-    {ex::ScalarType::UINT16, c10::kUInt16},
-    {ex::ScalarType::FLOAT8E4M3FN, c10::kFloat8_e4m3fn},
-    {ex::ScalarType::FLOAT8E5M2, c10::kFloat8_e5m2},
-    {ex::ScalarType::FLOAT8E4M3FNUZ, c10::kFloat8_e4m3fnuz},
-    {ex::ScalarType::FLOAT8E5M2FNUZ, c10::kFloat8_e5m2fnuz},
-    {ex::ScalarType::FLOAT8E8M0FNU, c10::kFloat8_e8m0fnu},
-    {ex::ScalarType::UINT32, c10::kUInt32},
-    {ex::ScalarType::UINT64, c10::kUInt64},
+// By the schema's numbers, which only grow: a libtorch whose schema lacks the
+// newest names (2.11 has no UINT32) compiles this table all the same.
+constexpr std::array<std::pair<int, c10::ScalarType>, 21> kScalarTypes{{
+    {1, c10::kByte},
+    {2, c10::kChar},
+    {3, c10::kShort},
+    {4, c10::kInt},
+    {5, c10::kLong},
+    {6, c10::kHalf},
+    {7, c10::kFloat},
+    {8, c10::kDouble},
+    {9, c10::kComplexHalf},
+    {10, c10::kComplexFloat},
+    {11, c10::kComplexDouble},
+    {12, c10::kBool},
+    {13, c10::kBFloat16},
+    {28, c10::kUInt16},
+    {29, c10::kFloat8_e4m3fn},
+    {30, c10::kFloat8_e5m2},
+    {31, c10::kFloat8_e4m3fnuz},
+    {32, c10::kFloat8_e5m2fnuz},
+    {33, c10::kFloat8_e8m0fnu},
+    {34, c10::kUInt32},
+    {35, c10::kUInt64},
 }};
 
 }  // namespace
 
 c10::ScalarType to_c10(ex::ScalarType t) {
   for (const auto& [schema, c10] : kScalarTypes)
-    if (schema == t) return c10;
+    if (schema == static_cast<int>(t)) return c10;
   throw std::runtime_error("dtype number " + std::to_string(static_cast<int>(t)) + " of the export schema is not known here");
 }
 
 ex::ScalarType to_schema(c10::ScalarType t) {
   for (const auto& [schema, c10] : kScalarTypes)
-    if (c10 == t) return schema;
+    if (c10 == t) return static_cast<ex::ScalarType>(schema);
   throw std::runtime_error(std::string("dtype ") + c10::toString(t) + " has no number in the export schema");
 }
 
