@@ -1,7 +1,5 @@
 #include "skein/io/exported_model.hpp"
 
-#include <sys/stat.h>
-
 #include <torch/version.h>
 
 #include "skein/errors.hpp"
@@ -17,11 +15,9 @@
 #include "pt2_graph.hpp"
 #include "pt2_rewrite.hpp"
 #include "pt2_types.hpp"
-#include "sha256.hpp"
-#include "skein/io/input_file.hpp"
+#include "program_file.hpp"
 #include "skein/io/script_operators.hpp"
 #include "skein/io/scripted_model.hpp"
-#include "zip_record_sizes.hpp"
 #endif
 
 namespace skein {
@@ -87,12 +83,6 @@ std::pair<torch::nn::Module*, std::string> owner_of(torch::nn::Module& root, con
   return {m, name.substr(from)};
 }
 
-std::string json_error(const std::exception& e) {
-  std::string what = e.what();
-  const auto nl = what.find('\n');
-  return nl == std::string::npos ? what : what.substr(0, nl);
-}
-
 }  // namespace
 
 struct ExportedModel::Program {
@@ -120,28 +110,16 @@ struct ExportedModel::Program {
 
 ExportedModel::ExportedModel(const std::string& path, const std::string& owner)
     : program_(std::make_unique<Program>()), path_(path) {
-  struct stat st {};
   auto refuse = [&](const std::string& why) {
     throw OptionError("path", owner + ": option 'path': '" + path + "' " + why);
   };
-  if (path.empty()) throw OptionError("path", owner + ": option 'path' is empty (a .pt2 file written by torch.export.save)");
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw OptionError("path", owner + ": option 'path': no such file '" + path + "'");
-  auto bytes = read_whole_file(path);
-  if (!bytes) refuse("cannot be read");
-  program_->archive = std::move(*bytes);
-  sha256_ = sha256_hex(program_->archive);
-  try {
-    check_zip_record_sizes(path);
-  } catch (const std::exception& e) {
-    refuse(std::string("is not a .pt2 archive written by torch.export.save (") + e.what() + ")");
-  }
+  ProgramFile file = read_program_file(path, owner, "a .pt2 archive written by torch.export.save");
+  program_->archive = std::move(file.bytes);
+  sha256_ = std::move(file.sha256);
   try {
     program_->load(*this);
-  } catch (const OptionError&) {
-    throw;
   } catch (const std::exception& e) {
-    refuse(json_error(e));
+    refuse(first_line(e.what()));
   }
   if (!script_file_ops_allowed()) {
     const auto& ops = program_->graph->operators();
@@ -161,7 +139,7 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
     reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(&in);
   } catch (const c10::Error& e) {
     // libtorch's zip reader adds sentences of advice about checkpoints: its first one says what is wrong.
-    std::string what = json_error(e);
+    std::string what = first_line(e.what());
     what = what.substr(0, what.find(". "));
     throw std::runtime_error("is not a .pt2 archive written by torch.export.save (" + what + ")");
   }
@@ -178,7 +156,7 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
   try {
     nlohmann::json::parse(record_text(*reader, programs[0])).get_to(ep);
   } catch (const std::exception& e) {
-    throw std::runtime_error("holds a program Skein cannot read (" + programs[0] + ": " + json_error(e) + ")");
+    throw std::runtime_error("holds a program Skein cannot read (" + programs[0] + ": " + first_line(e.what()) + ")");
   }
   const auto& version = ep.get_schema_version();
   if (version.get_major() != SKEIN_EXPORT_SCHEMA_MAJOR)

@@ -1,7 +1,5 @@
 #include "skein/io/scripted_model.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -9,11 +7,10 @@
 #include <torch/csrc/jit/serialization/import.h>
 
 #include "script_scan.hpp"
-#include "sha256.hpp"
+#include "program_file.hpp"
 #include "skein/detail/sdk_env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/input_file.hpp"
-#include "zip_record_sizes.hpp"
 
 namespace skein {
 
@@ -37,12 +34,6 @@ std::string signature(const c10::FunctionSchema& schema) {
   std::ostringstream s;
   s << schema;
   return s.str();
-}
-
-std::string read_bytes(const std::string& path, const std::string& owner) {
-  auto bytes = read_whole_file(path);
-  if (!bytes) throw OptionError("path", owner + ": option 'path': cannot read '" + path + "'");
-  return std::move(*bytes);
 }
 
 // A module that reaches files or processes is refused unless the user allows
@@ -71,19 +62,9 @@ bool script_file_ops_allowed() {
 
 torch::jit::Module load_script_module(const std::string& path, const std::string& owner, int tensor_args,
                                       std::string* sha256) {
-  struct stat st {};
-  if (path.empty()) throw OptionError("path", owner + ": option 'path' is empty (a file saved by torch.jit.save)");
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw OptionError("path", owner + ": option 'path': no such file '" + path + "'");
-  // The bytes checked and hashed are the bytes loaded, whatever happens to
-  // the file meanwhile.
-  const std::string bytes = read_bytes(path, owner);
-  if (sha256) *sha256 = sha256_hex(bytes);
-  try {
-    check_zip_record_sizes(path);
-  } catch (const std::exception& e) {
-    throw OptionError("path", owner + ": option 'path': '" + path + "' is not a TorchScript module saved by torch.jit.save (" + e.what() + ")");
-  }
+  const ProgramFile file = read_program_file(path, owner, "a TorchScript module saved by torch.jit.save");
+  if (sha256) *sha256 = file.sha256;
+  const std::string& bytes = file.bytes;
   if (!script_file_ops_allowed()) refuse_outside_operators(bytes, path, owner);
   torch::jit::Module script;
   try {
