@@ -3,7 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "skein/callback.hpp"
 #include "skein/host/option_schema.hpp"
@@ -166,6 +168,34 @@ BOOST_AUTO_TEST_CASE(objects_outlive_the_registry_and_libraries_stay_loaded) {
   reg2.reset();
   model.reset();
   BOOST_TEST(model2->forward(torch::ones({1, 4})).size(0) == 1);
+}
+
+// EngineRun and sessions make every rank's plugins on its own thread, all at
+// once: a plugin's library is opened once and every thread gets a working
+// object (before the registry locked its lazy load, threads raced on the
+// record and on the list of libraries kept loaded; issue 48's crash).
+BOOST_AUTO_TEST_CASE(threads_creating_the_same_plugin_at_once_open_its_library_once) {
+  constexpr int kThreads = 8;
+  skein::RunInfo run;
+  skein::DataInfo info{{4}, 3};
+  for (int round = 0; round < 20; ++round) {
+    PluginRegistry reg;
+    test::load_test_plugins(reg);
+    const auto& pm = reg.require("probe_model");
+    skein::Options options("probe_model", skein::core::validate_options(pm.options, {{"tag", "x"}}, "m", "m"));
+    std::atomic<int> ready{0};
+    std::vector<std::shared_ptr<skein::Model>> models(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();  // all start creating together
+        models[static_cast<std::size_t>(t)] = reg.create<skein::Model>(pm, skein::PluginArgs{options, run, &info});
+      });
+    for (auto& t : threads) t.join();
+    BOOST_TEST_REQUIRE(reg.libraries_opened() == 1u, "round " << round);
+    for (const auto& m : models) BOOST_TEST(m->forward(torch::ones({2, 4})).size(1) == 3);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_world_writable_plugin_directory_is_refused) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -30,9 +31,12 @@ namespace {
 
 // Libraries stay loaded for the life of the process, whatever happens to the
 // registry or the objects: deliberately never destroyed.
-std::vector<std::shared_ptr<boost::dll::shared_library>>& keep_alive() {
+// Ranks on threads (EngineRun, sessions) load plugins at once: one lock.
+void keep_alive(std::shared_ptr<boost::dll::shared_library> library) {
+  static auto* mutex = new std::mutex();
   static auto* libraries = new std::vector<std::shared_ptr<boost::dll::shared_library>>();
-  return *libraries;
+  std::lock_guard<std::mutex> lock(*mutex);
+  libraries->push_back(std::move(library));
 }
 
 std::string version_string(std::uint32_t major, std::uint32_t minor) {
@@ -176,26 +180,32 @@ std::optional<PluginRecord> PluginRegistry::read_manifest(const std::string& pat
 }
 
 namespace {
-std::atomic<const char*> g_running_plugin{nullptr};
-std::atomic<const char*> g_running_hook{nullptr};
+// Per thread: ranks run as threads under EngineRun and sessions, and the
+// fatal-signal handler names what runs on the thread that crashed. Each
+// training thread writes these before its first hook, so the handler's read
+// finds them allocated.
+thread_local const char* g_running_plugin = nullptr;
+thread_local const char* g_running_hook = nullptr;
 }  // namespace
 
 PluginScope::PluginScope(const char* plugin, const char* hook)
-    : saved_plugin_(g_running_plugin.load(std::memory_order_relaxed)),
-      saved_hook_(g_running_hook.load(std::memory_order_relaxed)) {
-  g_running_hook.store(hook, std::memory_order_relaxed);
-  g_running_plugin.store(plugin, std::memory_order_relaxed);
+    : saved_plugin_(g_running_plugin), saved_hook_(g_running_hook) {
+  g_running_hook = hook;
+  g_running_plugin = plugin;
 }
 
 PluginScope::~PluginScope() {
-  g_running_plugin.store(saved_plugin_, std::memory_order_relaxed);
-  g_running_hook.store(saved_hook_, std::memory_order_relaxed);
+  g_running_plugin = saved_plugin_;
+  g_running_hook = saved_hook_;
 }
 
-const char* running_plugin() { return g_running_plugin.load(std::memory_order_relaxed); }
-const char* running_hook() { return g_running_hook.load(std::memory_order_relaxed); }
+const char* running_plugin() { return g_running_plugin; }
+const char* running_hook() { return g_running_hook; }
 
 void PluginRegistry::ensure_loaded(const PluginRecord& rec) const {
+  // Ranks on threads create the same plugins at once: the first loads, the
+  // others wait and then read rec.create and rec.library (lazily filled).
+  std::lock_guard<std::mutex> lock(load_mutex_);
   if (rec.library) return;
   check_file_safety(rec.path);  // again: the file may have changed since discovery
   // Its static initializers run now: a crash in them names the plugin.
@@ -218,7 +228,8 @@ PluginRecord PluginRegistry::load_library(const std::string& path) const {
     std::string why = ec ? ec.message() : "unknown error";
     throw PluginError("cannot load plugin file '" + path + "': " + why);
   }
-  keep_alive().push_back(library);
+  keep_alive(library);
+  opened_.fetch_add(1);
 
   if (!library->has(SKEIN_STR(SKEIN_PLUGIN_INFO_SYMBOL)))
     throw PluginError("'" + path + "' is not a Skein plugin (no symbol " +

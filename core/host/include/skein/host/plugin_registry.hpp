@@ -3,9 +3,12 @@
 // Libraries are never unloaded: every object a plugin creates holds its
 // library, and the registry keeps a process-wide reference too (libtorch's
 // static registrations make unloading unsafe anyway).
+#include <atomic>
+#include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +65,9 @@ class SKEIN_EXPORT PluginRegistry {
 
   std::vector<const PluginRecord*> plugins() const;
   const std::vector<PluginProblem>& problems() const { return problems_; }
+  // How many times this registry opened a plugin library: each plugin's at
+  // most once, however many threads create it.
+  std::size_t libraries_opened() const { return opened_.load(); }
 
   // Creates an object of the plugin's kind; the object keeps its library alive.
   template <class Interface>
@@ -90,6 +96,8 @@ class SKEIN_EXPORT PluginRegistry {
   std::map<std::string, std::string> refused_;  // name -> why its file was refused
   std::vector<std::string> scanned_;             // each directory asked for, as given
   bool debug_ = false;
+  mutable std::mutex load_mutex_;  // ensure_loaded: rank threads create plugins at once
+  mutable std::atomic<std::size_t> opened_{0};
 };
 
 // The directories scanned by default: <prefix>/lib/skein/plugins next to the
