@@ -87,26 +87,6 @@ def forward(self, x):
 
 }  // namespace
 
-std::string state_dict_file_of(const std::string& source) {
-  const fs::path p(source);
-  if (fs::is_regular_file(p)) return source;
-  if (fs::is_directory(p)) {
-    if (fs::is_regular_file(p / checkpoint_files::kStateDict)) return (p / checkpoint_files::kStateDict).string();
-    const std::string latest = find_model_checkpoint((p / run_files::kCheckpoints).string());
-    if (!latest.empty()) return latest + "/" + checkpoint_files::kStateDict;
-    throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
-                      checkpoint_files::kStateDict + ") nor a run with checkpoints");
-  }
-  if (fs::exists(p)) {  // a FIFO, a device: refused before anything reads it
-    try {
-      regular_file_size(source);
-    } catch (const std::runtime_error& e) {
-      throw ConfigError(std::string("init_from ") + e.what());
-    }
-  }
-  throw ConfigError("init_from '" + source + "': no such file or directory");
-}
-
 TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   const std::string& run_dir = options.run_dir;
   recover_run_dir(run_dir);

@@ -4,14 +4,20 @@
 #include <set>
 #include <sstream>
 
+#include <boost/filesystem.hpp>
 #include <caffe2/serialize/inline_container.h>
 
-#include "skein/training/model_io.hpp"
+#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/checkpoint_meta.hpp"
+#include "skein/detail/run_files.hpp"
+#include "skein/io/input_file.hpp"
 #include "skein/training/state_dict_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/exported_model.hpp"
 #include "skein/io/scripted_model.hpp"
 #include "skein/io/torch_file.hpp"
+
+namespace fs = boost::filesystem;
 
 namespace skein::core {
 
@@ -144,6 +150,26 @@ bool is_batch_counter(const std::string& name) {
 }
 
 }  // namespace
+
+std::string state_dict_file_of(const std::string& source) {
+  const fs::path p(source);
+  if (fs::is_regular_file(p)) return source;
+  if (fs::is_directory(p)) {
+    if (fs::is_regular_file(p / checkpoint_files::kStateDict)) return (p / checkpoint_files::kStateDict).string();
+    const std::string latest = find_model_checkpoint((p / run_files::kCheckpoints).string());
+    if (!latest.empty()) return latest + "/" + checkpoint_files::kStateDict;
+    throw ConfigError("init_from '" + source + "': a directory that is neither a skein checkpoint (no " +
+                      checkpoint_files::kStateDict + ") nor a run with checkpoints");
+  }
+  if (fs::exists(p)) {  // a FIFO, a device: refused before anything reads it
+    try {
+      regular_file_size(source);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(std::string("init_from ") + e.what());
+    }
+  }
+  throw ConfigError("init_from '" + source + "': no such file or directory");
+}
 
 WarmStartReport warm_start(torch::nn::Module& model, const WarmStartOptions& options) {
   const std::string where = "init_from '" + options.source + "'";

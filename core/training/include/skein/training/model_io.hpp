@@ -18,11 +18,6 @@
 
 namespace skein::core {
 
-// The state dict file `source` names: the file itself, a checkpoint
-// directory's model_state_dict.pt, or that of a run directory's newest
-// checkpoint. Throws ConfigError naming `source`.
-SKEIN_EXPORT std::string state_dict_file_of(const std::string& source);
-
 
 // The model of a finished (or running) run, built from RUN_DIR/config.json
 // with the weights of one of its checkpoints, in eval mode.

@@ -30,6 +30,11 @@ struct WarmStartReport {
 // "init_from 'SOURCE'" for a file it cannot use, entries of another shape,
 // and (when strict) any entry missing or unknown; lists a few names per kind,
 // with counts.
+// The state dict file `source` names: the file itself, a checkpoint
+// directory's model_state_dict.pt, or that of a run directory's newest
+// checkpoint. Throws ConfigError naming `source`.
+SKEIN_EXPORT std::string state_dict_file_of(const std::string& source);
+
 SKEIN_EXPORT WarmStartReport warm_start(torch::nn::Module& model, const WarmStartOptions& options);
 
 }  // namespace skein::core
