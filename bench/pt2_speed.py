@@ -5,8 +5,8 @@ with torch.export and trained through Skein's `pt2` model, and the same
 module as TorchScript through the `torchscript` model (bench/program_step.cpp
 times the two Skein ways). Each step: forward, cross-entropy, backward, SGD
 with momentum; the median ms per step. The Skein ways run with glibc's
-malloc tuned as `skein train` and sessions tune it (core/training/src/
-allocator.cpp: mmap and trim thresholds of 1 GiB); PyTorch runs as is and
+malloc tuned as `skein train` and sessions tune it (core/training/device/src/
+malloc_tuning.cpp: mmap and trim thresholds of 1 GiB); PyTorch runs as is and
 so tuned ("at its best", as in section 8). Each way in a process of its own.
 Needs PyPI's torch (build-pypi):
 

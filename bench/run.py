@@ -330,7 +330,7 @@ def session_step_section(b, tmp, q):
     """Section 10: skein_train_step from C against the hand-written libtorch step."""
     rounds, steps = (3, 300) if q else (7, 1000)
     c, hand = [], []
-    # Both with the malloc settings skein picks for training (core/training/src/allocator.cpp), set
+    # Both with the malloc settings skein picks for training (core/training/device/src/malloc_tuning.cpp), set
     # through glibc's environment so that the hand-written loop gets them too.
     env = dict(os.environ, OMP_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="1073741824",
                MALLOC_TRIM_THRESHOLD_="1073741824")

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "skein/training/checkpoint_meta.hpp"
+#include "skein/training/checkpoint/checkpoint_meta.hpp"
 #include "skein/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

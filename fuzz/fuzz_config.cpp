@@ -20,7 +20,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fuzz_support.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 

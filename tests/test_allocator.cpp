@@ -8,11 +8,11 @@
 
 #include <torch/torch.h>
 
-#include "skein/training/allocator.hpp"
-#include "skein/training/large_blocks.hpp"
+#include "skein/training/device/malloc_tuning.hpp"
+#include "skein/training/device/large_blocks.hpp"
 #include "test_support.hpp"
 
-// glibc's malloc tuned for training (core/training/src/allocator.cpp): large blocks
+// glibc's malloc tuned for training (core/training/device/src/malloc_tuning.cpp): large blocks
 // stay in the heap instead of being mapped and unmapped every step. Under
 // AddressSanitizer malloc is the sanitizer's, and Skein must leave it alone.
 

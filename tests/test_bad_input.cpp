@@ -12,9 +12,9 @@
 #include <torch/serialize.h>  // torch::pickle_save
 
 #include "skein/io/npy.hpp"
-#include "skein/training/checkpoint_meta.hpp"
-#include "skein/training/run_dir.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/checkpoint/checkpoint_meta.hpp"
+#include "skein/training/run/run_dir.hpp"
+#include "skein/training/config/config.hpp"
 #include "test_support.hpp"
 
 // The bad-input catalogue of the README's troubleshooting section, one test

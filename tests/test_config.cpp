@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "skein/training/config.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/errors.hpp"
 #include "skein/model.hpp"
 #include "test_support.hpp"

@@ -7,7 +7,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "skein/io/store.hpp"
-#include "skein/training/from_main.hpp"
+#include "skein/training/run/from_main.hpp"
 #include "rank_of.hpp"
 #include "test_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "skein/history.hpp"
-#include "skein/training/epoch_summary.hpp"
+#include "skein/training/engine/epoch_summary.hpp"
 #include "test_support.hpp"
 
 using skein::BatchLog;

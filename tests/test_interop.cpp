@@ -6,8 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "skein/training/model_io.hpp"
-#include "skein/training/state_dict_io.hpp"
+#include "skein/training/run/model_io.hpp"
+#include "skein/training/checkpoint/state_dict_io.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/npy.hpp"
 #include "test_support.hpp"

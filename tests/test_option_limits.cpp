@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "skein/host/config_error.hpp"
-#include "skein/host/option_limits.hpp"
+#include "skein/host/option_limit_check.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/detail/manifest.hpp"
 #include "skein/detail/option_default.hpp"

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "skein/training/checkpoint_meta.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/checkpoint/checkpoint_meta.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/dataset.hpp"
 #include "skein/errors.hpp"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "skein/training/run_dir.hpp"
+#include "skein/training/run/run_dir.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"

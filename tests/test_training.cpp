@@ -7,11 +7,11 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "plugins/probe_model.hpp"
-#include "skein/training/data_split.hpp"
-#include "skein/training/log_stream.hpp"
-#include "skein/training/mixed_precision.hpp"
+#include "skein/training/data/data_split.hpp"
+#include "skein/training/run/log_stream.hpp"
+#include "skein/training/device/mixed_precision.hpp"
 #include "skein/host/option_schema.hpp"
-#include "skein/training/trainer.hpp"
+#include "skein/training/engine/trainer.hpp"
 #include "skein/loss.hpp"
 #include "skein/io/npy.hpp"
 #include "test_support.hpp"

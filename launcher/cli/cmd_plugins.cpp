@@ -6,7 +6,7 @@
 #include "skein/detail/json.hpp"
 
 #include "commands.hpp"
-#include "skein/host/option_limits.hpp"
+#include "skein/host/option_limit_check.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
 

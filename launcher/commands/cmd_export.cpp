@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "skein/io/atomic_file.hpp"
-#include "skein/training/model_io.hpp"
+#include "skein/training/run/model_io.hpp"
 #include "skein/errors.hpp"
 
 namespace skein::launcher {

@@ -4,7 +4,7 @@
 #include "command_options.hpp"
 #include "commands.hpp"
 #include "launch.hpp"
-#include "skein/training/train_run.hpp"
+#include "skein/training/run/train_run.hpp"
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 

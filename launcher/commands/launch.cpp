@@ -21,21 +21,21 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
 
-#include "skein/training/checkpoint_dir.hpp"
+#include "skein/training/checkpoint/checkpoint_dir.hpp"
 #include "skein/host/exit_codes.hpp"
 #include "skein/host/failure_report.hpp"
 #include "skein/host/host_address.hpp"
 #include "skein/host/launcher_env.hpp"  // check_timeout_s
-#include "skein/training/rendezvous.hpp"
-#include "skein/training/train_run.hpp"
-#include "skein/training/run_dir.hpp"
-#include "skein/training/run_env.hpp"
+#include "skein/training/store/rendezvous.hpp"
+#include "skein/training/run/train_run.hpp"
+#include "skein/training/run/run_dir.hpp"
+#include "skein/training/run/run_env.hpp"
 #include "skein/host/env_vars.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/quoted.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
-#include "skein/training/store_keys.hpp"
+#include "skein/training/store/store_keys.hpp"
 #include "command_options.hpp"  // train_request_args
 #include "worker_group.hpp"
 

@@ -11,8 +11,8 @@
 #include <torch/optim/sgd.h>
 
 #include "skein/testing.hpp"
-#include "skein/training/run_parts.hpp"
-#include "skein/training/step_parts.hpp"
+#include "skein/training/engine/run_parts.hpp"
+#include "skein/training/engine/step_parts.hpp"
 
 namespace engine_test {
 

@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/batch_records.hpp"
+#include "skein/training/engine/batch_records.hpp"
 
 using engine_test::logged;
 

@@ -2,7 +2,7 @@
 
 #include "engine_fixture.hpp"
 #include "skein/errors.hpp"
-#include "skein/training/callback_list.hpp"
+#include "skein/training/engine/callback_list.hpp"
 
 using engine_test::RecordingCallback;
 using skein::core::CallbackList;

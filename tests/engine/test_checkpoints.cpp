@@ -8,13 +8,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "skein/errors.hpp"
-#include "skein/training/checkpoint_restore.hpp"
-#include "skein/training/checkpoint_writer.hpp"
-#include "skein/training/digest.hpp"
-#include "skein/training/train_step.hpp"
+#include "skein/training/engine/checkpoint_restore.hpp"
+#include "skein/training/engine/checkpoint_writer.hpp"
+#include "skein/training/checkpoint/digest.hpp"
+#include "skein/training/engine/train_step.hpp"
 
 using skein::core::CheckpointWriter;
 using skein::core::EpochPosition;

@@ -11,8 +11,8 @@
 
 #include "skein/errors.hpp"
 #include "skein/testing.hpp"
-#include "skein/training/device.hpp"
-#include "skein/training/loss_scaler.hpp"
+#include "skein/training/device/device.hpp"
+#include "skein/training/device/loss_scaler.hpp"
 
 using skein::testing::message_of;
 

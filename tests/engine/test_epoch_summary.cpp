@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/epoch_summary.hpp"
+#include "skein/training/engine/epoch_summary.hpp"
 
 using skein::History;
 

@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/eval_reduction.hpp"
+#include "skein/training/engine/eval_reduction.hpp"
 
 using skein::core::EvalResult;
 using skein::core::EvalSums;

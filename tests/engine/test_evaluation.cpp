@@ -1,7 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/evaluation.hpp"
+#include "skein/training/engine/evaluation.hpp"
 
 using engine_test::logged;
 

@@ -2,7 +2,7 @@
 
 #include "engine_fixture.hpp"
 #include "skein/errors.hpp"
-#include "skein/training/forward_pass.hpp"
+#include "skein/training/engine/forward_pass.hpp"
 
 using skein::testing::message_of;
 

@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "skein/kit/optimizers.hpp"
-#include "skein/training/optimizer_shards.hpp"
+#include "skein/training/engine/optimizer_shards.hpp"
 
 // A sharded optimizer's checkpoint: shards consolidated into the whole
 // optimizer an unsharded run saves, and split again. Optimizers are

@@ -1,10 +1,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/host/config_error.hpp"
-#include "skein/training/log_stream.hpp"
-#include "skein/training/run_parts.hpp"
+#include "skein/training/run/log_stream.hpp"
+#include "skein/training/engine/run_parts.hpp"
 #include "test_support.hpp"
 
 using skein::testing::message_of;

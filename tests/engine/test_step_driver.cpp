@@ -1,4 +1,4 @@
-// The engine's step API (skein/training/step_driver.hpp), as a session and
+// The engine's step API (skein/training/engine/step_driver.hpp), as a session and
 // the harness's RankEngine drive it: epochs opened by the first step,
 // batches numbered per epoch and split, records read at each step.
 #include <boost/test/unit_test.hpp>

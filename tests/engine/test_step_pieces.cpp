@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "skein/training/step_pieces.hpp"
+#include "skein/training/engine/step_pieces.hpp"
 
 // Large parameters cut into flat pieces that an optimizer steps: the pieces
 // cover their parameter once, in order, over its storage, and their

@@ -6,7 +6,7 @@
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "skein/training/store_stream.hpp"
+#include "skein/training/store/store_stream.hpp"
 
 // Bytes through a store in chunks, paced by the reader (a HashStore: the
 // same c10d::Store calls as the run's TCPStore, in one process).

@@ -4,8 +4,8 @@
 
 #include "engine_fixture.hpp"
 #include "skein/kit/optimizers.hpp"
-#include "skein/training/step_pieces.hpp"
-#include "skein/training/train_step.hpp"
+#include "skein/training/engine/step_pieces.hpp"
+#include "skein/training/engine/train_step.hpp"
 
 using engine_test::logged;
 

@@ -5,9 +5,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "engine_fixture.hpp"
-#include "skein/training/config.hpp"
+#include "skein/training/config/config.hpp"
 #include "skein/errors.hpp"
-#include "skein/training/training_data.hpp"
+#include "skein/training/data/training_data.hpp"
 #include "rank_of.hpp"
 
 using skein::core::eval_pass_batches;

@@ -9,10 +9,10 @@
 
 #include <torch/data/samplers/distributed.h>
 
-#include "skein/training/config.hpp"
-#include "skein/training/data_split.hpp"
+#include "skein/training/config/config.hpp"
+#include "skein/training/data/data_split.hpp"
 #include "skein/host/launcher_env.hpp"
-#include "skein/training/run_env.hpp"
+#include "skein/training/run/run_env.hpp"
 #include "skein/session.hpp"
 
 namespace core = skein::core;

@@ -11,7 +11,7 @@
 #include "skein/errors.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
-#include "skein/training/step_pieces.hpp"
+#include "skein/training/engine/step_pieces.hpp"
 
 namespace skein::testing {
 

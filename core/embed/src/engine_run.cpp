@@ -8,10 +8,10 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 
 #include "plugin_paths.hpp"
-#include "skein/training/config.hpp"
-#include "skein/training/log_stream.hpp"
-#include "skein/training/step_driver.hpp"
-#include "skein/training/trainer.hpp"
+#include "skein/training/config/config.hpp"
+#include "skein/training/run/log_stream.hpp"
+#include "skein/training/engine/step_driver.hpp"
+#include "skein/training/engine/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/testing.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <torch/nn/functional/loss.h>
 
-#include "skein/host/option_limits.hpp"
+#include "skein/host/option_limit_check.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/host/plugin_registry.hpp"
 #include "plugin_paths.hpp"

@@ -19,7 +19,7 @@
 namespace skein_history {
 
 // The keys of the history plugins in the run's store, all under
-// "skein/history/" (the host's own keys: core/training/include/skein/training/store_keys.hpp).
+// "skein/history/" (the host's own keys: core/training/store/include/skein/training/store/store_keys.hpp).
 inline std::string store_prefix(const std::string& run) { return "skein/history/" + run; }
 inline std::string filestore_ready_key(const std::string& run) { return "skein/history/filestore_ready/" + run; }
 inline std::string tcpstore_port_key(const std::string& run) { return "skein/history/tcp_port/" + run; }

@@ -1,6 +1,6 @@
 #pragma once
 // Which plugin's code runs now, for the line the fatal-signal handler writes
-// (skein/training/crash_report.hpp): the registry marks a plugin while its
+// (skein/training/engine/crash_report.hpp): the registry marks a plugin while its
 // library loads (static initializers) and while it is created, the trainer
 // while one of its hooks runs. Two pointer stores, so cheap enough for every
 // batch. Torch-free: the registry lives in libskein_host.

@@ -1,0 +1,96 @@
+#pragma once
+// Writing checkpoints (the format: checkpoint_writer.cpp's head): the files
+// every rank contributes to, gathered on rank 0 through the run's store, a
+// directory written beside its place and renamed into it; and the
+// checkpoints callbacks ask for, written together once all ranks agree.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "skein/training/config/config.hpp"
+#include "skein/detail/export.hpp"
+#include "skein/history.hpp"
+#include "skein/run.hpp"
+#include "skein/run_store.hpp"
+#include "skein/training/data/pass_segment.hpp"
+#include "skein/training/engine/run_parts.hpp"
+
+namespace skein::core {
+
+// Where the run is when a checkpoint is written.
+struct EpochPosition {
+  long epoch = 0;         // the last epoch begun
+  bool open = false;      // inside it (begun, not ended)
+  long next_batch = 0;    // inside it: its next train batch
+  double seconds = 0;     // inside it: time spent in it so far
+  std::vector<PassSegment> passes;  // inside it: how its pass got to next_batch (pass_segment.hpp)
+};
+
+// What a checkpoint holds: everything to resume, or only the model (final).
+struct CheckpointParts {
+  bool model_only = false;  // model files and trainer.json, rank 0 alone
+  long epoch = -1;          // the epoch it is recorded as; -1: the current one
+};
+
+class SKEIN_EXPORT CheckpointWriter {
+ public:
+  CheckpointWriter(RunParts& parts, const History& history, const RunConfig& config, const RunInfo& run,
+                   const RunStore* store)
+      : parts_(parts), history_(history), config_(config), run_(run), store_(store) {}
+
+  // <run_dir>/checkpoints, where callbacks' checkpoints go.
+  std::string root() const;
+  // Writes root_dir/name. A collective unless parts.model_only: every rank
+  // takes part, rank 0 writes.
+  void write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
+             const CheckpointParts& parts = {});
+
+  // A checkpoint a callback asks for (TrainContext::request_checkpoint); a
+  // name that is not one directory name is a ConfigError.
+  void request(const std::string& name, const std::vector<std::string>& remove_after);
+  bool requested() const { return !requests_.empty(); }
+  // Writes the requested checkpoints under root() (the first written, the
+  // others hard links to it), removes what they replace, and waits for every
+  // rank. A collective: ranks that asked for different ones fail here.
+  void write_requested(const EpochPosition& at);
+
+ private:
+  struct Request {
+    std::string name;
+    std::vector<std::string> remove_after;
+  };
+  void check_ranks_agree(long epoch) const;
+  // The store key of rank `rank`'s `part` of checkpoint `name`.
+  std::string part_key(const std::string& name, long epoch, const std::string& part, int rank) const;
+  // Rank `rank`'s `part`, taken out of the store (rank 0).
+  std::vector<std::uint8_t> take_part(const std::string& name, long epoch, const std::string& part, int rank) const;
+  // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
+  std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
+                                          std::string mine) const;
+  // A sharded optimizer's shard of a rank other than 0, streamed to rank 0
+  // through the store as write_optimizer reads it.
+  void send_optimizer_shard(const std::string& name, long epoch) const;
+  // optimizer.pt on rank 0; other ranks' shards pass through files in `tmp`.
+  void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out) const;
+  nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
+  // Every rank's parts of a checkpoint, gathered on rank 0 (write()).
+  struct RankParts;
+  // The checkpoint's files into the new directory `tmp` (rank 0).
+  void write_files(const std::string& tmp_dir, const std::string& name, const EpochPosition& at,
+                   const CheckpointParts& parts, const RankParts& ranks);
+  nlohmann::json open_epoch_part(const EpochPosition& at) const;
+  // The same state under another name: hard links to the files of `from`
+  // (never modified once written), renamed into place. Rank 0 only.
+  void link(const std::string& from, const std::string& name);
+
+  RunParts& parts_;
+  const History& history_;
+  const RunConfig& config_;
+  const RunInfo& run_;
+  const RunStore* store_;
+  std::vector<Request> requests_;
+  bool names_checked_ = false;  // check_names_storable passed once
+};
+
+}  // namespace skein::core

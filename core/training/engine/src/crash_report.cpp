@@ -1,0 +1,95 @@
+#include "skein/training/engine/crash_report.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace skein::core {
+
+namespace {
+
+std::atomic<int> g_log_fd{-1};
+int g_rank = 0;
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV (segmentation fault)";
+    case SIGABRT: return "SIGABRT (abort)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGFPE: return "SIGFPE (arithmetic error)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    default: return "a fatal signal";
+  }
+}
+
+// Appends text to a fixed buffer: no allocation in a signal handler.
+struct Line {
+  char buf[512];
+  std::size_t n = 0;
+  void add(const char* s) {
+    while (s && *s && n + 1 < sizeof buf) buf[n++] = *s++;
+  }
+  void add_int(int v) {
+    char digits[12];
+    int k = 0;
+    if (v < 0) v = 0;
+    do digits[k++] = static_cast<char>('0' + v % 10); while ((v /= 10) > 0 && k < 11);
+    while (k > 0 && n + 1 < sizeof buf) buf[n++] = digits[--k];
+  }
+};
+
+void write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t w = ::write(fd, data, size);
+    if (w <= 0) return;
+    data += w;
+    size -= static_cast<std::size_t>(w);
+  }
+}
+
+void on_fatal_signal(int sig) {
+  Line line;
+  line.add("skein: error: rank ");
+  line.add_int(g_rank);
+  line.add(": ");
+  line.add(signal_name(sig));
+  const char* plugin = running_plugin();
+  if (plugin) {
+    line.add(" in plugin '");
+    line.add(plugin);
+    line.add("' (");
+    line.add(running_hook());
+    line.add(")");
+  } else {
+    line.add(" outside any plugin hook");
+  }
+  line.add("; the newest complete checkpoint is resumable with --resume\n");
+  write_all(STDERR_FILENO, line.buf, line.n);
+  const int log = g_log_fd.load();
+  if (log >= 0) write_all(log, line.buf, line.n);
+  // SA_RESETHAND restored the default action: the signal ends the process
+  // as it would have, with its exit status.
+  ::raise(sig);
+}
+
+}  // namespace
+
+void install_crash_handler(int rank) {
+  g_rank = rank;
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
+}
+
+void set_crash_log(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  const int old = g_log_fd.exchange(fd);
+  if (old >= 0) ::close(old);
+}
+
+}  // namespace skein::core
