@@ -198,24 +198,13 @@ long FakeRun::stop_epoch(Callback& callback, const std::string& key, const std::
 }
 
 Batch FakeRun::train_batch(Callback& callback, const torch::Tensor& inputs, const torch::Tensor& targets,
-                           const torch::Tensor& loss_without_model) {
+                           const torch::Tensor& loss) {
   Batch batch{inputs, targets};
   batch.index = batch_index_++;
   auto& records = history_.batches();
   records.new_row();  // the batch's record, as the trainer opens it
   callback.on_batch_begin(*this, batch);
-  if (options_.model) {
-    optimizer_->zero_grad();
-    batch.outputs = options_.model->forward(inputs);
-    batch.loss = targets.is_floating_point() ? torch::mse_loss(batch.outputs, targets)
-                                             : torch::nn::functional::cross_entropy(batch.outputs, targets);
-    batch.loss.backward();
-    callback.on_grad_computed(*this, batch);
-    optimizer_->step();
-    batch.loss = batch.loss.detach();
-  } else {
-    batch.loss = loss_without_model;
-  }
+  batch.loss = loss;
   if (batch.loss.defined()) records.put(records.key(history_key::kTrainLoss), batch.loss.item<double>());
   records.put(records.key(history_key::kTrainBatchSize), static_cast<double>(inputs.size(0)));
   callback.on_batch_end(*this, batch);

@@ -131,7 +131,7 @@ class SKEIN_EXPORT FakeParallel final : public Parallel {
 struct FakeRunOptions {
   ThreadRanks* ranks = nullptr;        // the harness's rank of these threads (world: the run's world_size)
   std::shared_ptr<Model> model;        // what ctx.model<T>() reaches; none: those calls throw
-  double lr = 0.1;                     // the SGD optimizer over the model's parameters
+  double lr = 0.1;                     // ctx.optimizer(): an SGD over the model's parameters
   long batches_per_epoch = 1;
   nlohmann::json config = {{"max_epochs", 10}};  // what ctx.config() returns
   std::string checkpoint_root = "/nonexistent";
@@ -186,15 +186,15 @@ class SKEIN_EXPORT FakeRun final : public TrainContext {
   // Runs `callback` over one epoch per value of `key` (add_epoch, then
   // on_epoch_end) until it asks to stop; returns that epoch (0: never).
   long stop_epoch(Callback& callback, const std::string& key, const std::vector<double>& values);
-  // One train batch of the open epoch through `callback` as the trainer runs
-  // it: a new batch record (train_loss, train_batch_size), on_batch_begin;
-  // with a model, its forward, the loss (cross entropy
-  // for integer targets, mean squared error otherwise), backward,
-  // on_grad_computed, the optimizer step; on_batch_end. Without a model the
-  // batch's loss is `loss_without_model` and there is no backward. Returns
-  // the batch (outputs and loss set); it refers to `inputs` and `targets`.
+  // One train batch of the open epoch through `callback`, its hooks as the
+  // trainer runs them around its step: a new batch record (train_loss from
+  // `loss` when given, train_batch_size), on_batch_begin, on_batch_end.
+  // Nothing is computed: a test that needs the step itself (forward,
+  // backward, on_grad_computed, the optimizer) runs the engine's own,
+  // EngineRun's RankEngine::train_step. Returns the batch (loss set); it
+  // refers to `inputs` and `targets`.
   Batch train_batch(Callback& callback, const torch::Tensor& inputs, const torch::Tensor& targets,
-                    const torch::Tensor& loss_without_model = {});
+                    const torch::Tensor& loss = {});
 
   // What callbacks asked for and wrote.
   std::string stop_reason;  // the first reason asked

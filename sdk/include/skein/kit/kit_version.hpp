@@ -13,7 +13,11 @@
 //      kit/kit_version.hpp.
 // 2.1: ElementwiseStateOf: LibtorchOptimizer of SGD, Adam, AdamW, RMSprop or
 //      Adagrad is a skein::ElementwiseOptimizer (API 3.5).
-#define SKEIN_KIT_VERSION_MAJOR 2
-#define SKEIN_KIT_VERSION_MINOR 1
+// 3.0: the harness's FakeRun::train_batch runs a batch's hooks around the
+//      loss it is given and computes nothing (it was a train step of its own,
+//      a second copy of the engine's); a test of a step runs EngineRun's
+//      RankEngine::train_step, the engine's own.
+#define SKEIN_KIT_VERSION_MAJOR 3
+#define SKEIN_KIT_VERSION_MINOR 0
 #define SKEIN_KIT_VERSION_PATCH 0
-#define SKEIN_KIT_VERSION "2.1.0"
+#define SKEIN_KIT_VERSION "3.0.0"
