@@ -15,6 +15,9 @@
   - inside core/training, a part's files (core/training/<part>/) include
     only their own part's headers and those of the parts its CMakeLists.txt
     names after CALLS (skein_training_part(<part> CALLS ...));
+  - launcher/ reaches core/training through its run/ part alone (train_run,
+    model_io, node_agent: the train run, a finished run's model, what the
+    nodes agree on);
   - no two headers or sources in different layers share a file name
     (sdk's skein/run.hpp and a core run.cpp read as one thing to tools
     and to people).
@@ -143,6 +146,10 @@ def main():
                         problems.append(f"{os.path.relpath(path, ROOT)}:{line}: includes {m.group(1)} "
                                         f"({target}/), a layer {layer}/ may not depend on")
                     mine, theirs = part_of(path), part_of(resolved_path(m.group(1), path, dirs))
+                    if layer.startswith("launcher") and theirs and theirs != "run":
+                        problems.append(f"{os.path.relpath(path, ROOT)}:{line}: includes {m.group(1)} "
+                                        f"(core/training/{theirs}/); the launcher reaches training through "
+                                        f"core/training/run/ alone")
                     if mine and theirs and theirs not in parts.get(mine, {mine}):
                         problems.append(f"{os.path.relpath(path, ROOT)}:{line}: includes {m.group(1)} "
                                         f"(core/training/{theirs}/), a part core/training/{mine}/ does not "

@@ -21,21 +21,16 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem.hpp>
 
-#include "skein/training/checkpoint/checkpoint_dir.hpp"
 #include "skein/host/exit_codes.hpp"
 #include "skein/host/failure_report.hpp"
 #include "skein/host/host_address.hpp"
 #include "skein/host/launcher_env.hpp"  // check_timeout_s
-#include "skein/training/store/rendezvous.hpp"
-#include "skein/training/run/train_run.hpp"
-#include "skein/training/run/run_dir.hpp"
-#include "skein/training/run/run_env.hpp"
 #include "skein/host/env_vars.hpp"
+#include "skein/training/run/node_agent.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/quoted.hpp"
 #include "skein/detail/run_files.hpp"
 #include "skein/run.hpp"
-#include "skein/training/store/store_keys.hpp"
 #include "command_options.hpp"  // train_request_args
 #include "worker_group.hpp"
 
@@ -145,87 +140,9 @@ void validate(const LaunchOptions& o) {
   if (o.nnodes > 1) core::resolve_host(o.master_addr, o.master_addr_from);
 }
 
-// Several machines: one TCPStore for the whole run, served by node 0's
-// launcher so that it outlives every worker (and every restart).
-std::unique_ptr<core::Rendezvous> open_node_store(const LaunchOptions& o, int world) {
-  try {
-    if (o.node_rank == 0) return core::Rendezvous::tcp_server(o.master_port, world, o.timeout_s);
-    return core::Rendezvous::tcp_client(o.master_addr, o.master_port, world, o.timeout_s);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot " + std::string(o.node_rank == 0 ? "start" : "reach") +
-                             " the run's store at " + capped(o.master_addr) + ":" +
-                             std::to_string(o.master_port) + ": " + first_line(e.what()));
-  }
-}
-
-// Node 0's --max-restarts holds for every node: nodes that restarted a
-// different number of times would wait for each other until --timeout.
-int agree_on_max_restarts(const LaunchOptions& o, core::Rendezvous& rdzv) {
-  const std::string key = store_key::launcher_max_restarts();
-  if (o.node_rank == 0) {
-    rdzv.publish(key, std::to_string(o.max_restarts));
-    return o.max_restarts;
-  }
-  const int node0 = std::stoi(rdzv.fetch(key));
-  if (node0 != o.max_restarts)
-    skein::warn("node " + std::to_string(o.node_rank) + " follows node 0's --max-restarts " +
-                std::to_string(node0) + " (its own: " + std::to_string(o.max_restarts) + ")");
-  return node0;
-}
-
-// What changes from one attempt of the run to the next.
-struct Attempt {
-  int number = 0;      // torchrun's restart count
-  std::string run_id;  // fresh each attempt: keeps their store keys apart
-  bool resume = false; // continue from the run directory's newest checkpoint
-};
-
-// Node 0 decides how an attempt starts; the other nodes learn it from the store.
-Attempt agree_on_attempt(const LaunchOptions& o, int number, const std::string& run_dir,
-                         core::Rendezvous& rdzv) {
-  Attempt a;
-  a.number = number;
-  const std::string key = store_key::launcher_attempt(number);
-  if (o.node_rank == 0) {
-    a.run_id = core::random_run_id();
-    a.resume = number == 0 ? !o.request.resume_dir.empty() : !core::find_latest_checkpoint(run_files::path(run_dir, run_files::kCheckpoints)).empty();
-    rdzv.publish(key + "run_id", a.run_id);
-    rdzv.publish(key + "resume", a.resume ? "1" : "0");
-  } else {
-    try {
-      a.run_id = rdzv.fetch(key + "run_id");
-      a.resume = rdzv.fetch(key + "resume") == "1";
-    } catch (const std::exception& e) {
-      throw std::runtime_error("node 0 did not start attempt " + std::to_string(number) +
-                               " of the run within --timeout (its launcher stopped or died): " +
-                               first_line(e.what()));
-    }
-  }
-  return a;
-}
-
-// What the workers of an attempt are asked for: the user's request, started
-// in `run_dir` or continued from its newest checkpoint (--resume, which reads
-// the run's own config).
-core::TrainRequest attempt_request(const LaunchOptions& o, const Attempt& attempt, const std::string& run_dir) {
-  core::TrainRequest req = o.request;
-  if (attempt.resume) {
-    req.resume_dir = run_dir;
-    req.sources.config_path.clear();
-    req.run_dir.clear();
-    req.overwrite = false;
-  } else {
-    req.resume_dir.clear();
-    req.run_dir = run_dir;
-    // A restart without a checkpoint starts over, replacing the failed attempt.
-    req.overwrite = o.request.overwrite || attempt.number > 0;
-  }
-  return req;
-}
-
 // This node's workers for one attempt: `skein train` with the attempt's
 // request, torchrun's variables and a failure report file.
-std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& attempt,
+std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const core::Attempt& attempt,
                                      const std::string& run_dir,
                                      const std::vector<std::pair<std::string, std::string>>& env,
                                      const std::string& private_dir) {
@@ -236,7 +153,7 @@ std::vector<WorkerSpec> worker_specs(const LaunchOptions& o, const Attempt& atte
     w.rank = o.node_rank * o.nproc_per_node + local;
     w.local_rank = local;
     w.argv = {exe, "train"};
-    const std::vector<std::string> args = train_request_args(attempt_request(o, attempt, run_dir));
+    const std::vector<std::string> args = train_request_args(core::NodeAgent::attempt_request(o.request, attempt, run_dir));
     w.argv.insert(w.argv.end(), args.begin(), args.end());
     w.env = env;
     w.env.push_back({skein::env::kRank, std::to_string(w.rank)});
@@ -276,12 +193,10 @@ void say_in_terminal_and_log(const std::string& run_dir, const std::string& line
 
 // After every worker of node 0 succeeded: compares the histories of all
 // ranks and writes run.json. Other nodes have nothing more to do.
-int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::string& run_id,
-               core::Rendezvous& rdzv) {
+int finish_run(const LaunchOptions& o, const std::string& run_dir, const std::string& run_id, core::NodeAgent& agent) {
   if (o.node_rank != 0) return 0;
-  const int world = o.nnodes * o.nproc_per_node;
-  core::IntegrityReport report = rdzv.collect_digests(run_id, world);
-  report.write_run_json(run_dir, {{"run_id", run_id}, {"nnodes", o.nnodes}, {"nproc_per_node", o.nproc_per_node}});
+  const core::IntegrityReport report =
+      agent.finish(run_dir, run_id, {{"run_id", run_id}, {"nnodes", o.nnodes}, {"nproc_per_node", o.nproc_per_node}});
   if (!report.consistent && !report.enforced) {
     skein::warn("ranks kept their own histories (the history backend does not synchronize ranks); they "
                 "differ, as expected");
@@ -304,23 +219,6 @@ std::vector<std::pair<std::string, std::string>> common_env(const LaunchOptions&
   };
   if (!std::getenv(skein::env::kOmpThreads)) env.push_back({skein::env::kOmpThreads, "1"});
   return env;
-}
-
-// Node 0 names the run directory (checked usable unless resuming); the other
-// nodes learn it, unless they were given it.
-std::string agree_on_run_dir(const LaunchOptions& o, core::Rendezvous& rdzv) {
-  std::string run_dir = o.request.run_dir;
-  if (o.node_rank == 0) {
-    if (run_dir.empty()) run_dir = core::new_run_dir("runs", o.request.sources.config_path);
-    if (o.request.resume_dir.empty()) {
-      core::recover_run_dir(run_dir);  // an --overwrite killed in its first epoch is undone first
-      core::check_run_dir_usable(run_dir, o.request.overwrite);
-    }
-    rdzv.publish(store_key::launcher_run_dir(), run_dir);
-  } else if (run_dir.empty()) {
-    run_dir = rdzv.fetch(store_key::launcher_run_dir());
-  }
-  return run_dir;
 }
 
 // Reports a failed attempt. The launcher's exit code when it gives up, or
@@ -355,10 +253,16 @@ int launch(const LaunchOptions& o) {
   // Private: the single-node store and the workers' failure reports.
   PrivateDir private_dir;
   std::vector<std::pair<std::string, std::string>> env = common_env(o, world);
-  std::unique_ptr<core::Rendezvous> rdzv;
+  core::NodeAgentOptions agent_options;
+  agent_options.node_rank = o.node_rank;
+  agent_options.nnodes = o.nnodes;
+  agent_options.world_size = world;
+  agent_options.master_addr = o.master_addr;
+  agent_options.master_port = o.master_port;
+  agent_options.timeout_s = o.timeout_s;
+  core::NodeAgent agent(agent_options);
   if (multi_node) {
-    rdzv = open_node_store(o, world);
-    env.push_back({skein::env::kMasterPort, std::to_string(o.node_rank == 0 ? rdzv->port() : o.master_port)});
+    env.push_back({skein::env::kMasterPort, std::to_string(agent.store_port())});
     env.push_back({skein::env::kAgentStore, "1"});
   } else {
     env.push_back({skein::env::kMasterPort, std::to_string(o.master_port ? o.master_port : 29500)});
@@ -372,16 +276,15 @@ int launch(const LaunchOptions& o) {
       // One machine: a FileStore in a private directory opens no port; a new
       // one each attempt, as the workers of a failed one left theirs unbalanced.
       const std::string file = private_dir.path + "/store" + std::to_string(number);
-      rdzv.reset();
-      rdzv = core::Rendezvous::file_store(file, world + 1, o.timeout_s);
+      agent.use_file_store(file, world + 1);
       attempt_env.push_back({skein::env::kStoreFile, file});
       attempt_env.push_back({skein::env::kStoreUsers, std::to_string(world + 1)});
     }
     if (number == 0) {
-      run_dir = agree_on_run_dir(o, *rdzv);
-      if (multi_node) max_restarts = agree_on_max_restarts(o, *rdzv);
+      run_dir = agent.agree_on_run_dir(o.request);
+      if (multi_node) max_restarts = agent.agree_on_max_restarts(o.max_restarts);
     }
-    const Attempt attempt = agree_on_attempt(o, number, run_dir, *rdzv);
+    const core::Attempt attempt = agent.agree_on_attempt(number, o.request, run_dir);
     attempt_env.push_back({skein::env::kRunId, attempt.run_id});
     attempt_env.push_back({skein::env::kRestartCount, std::to_string(attempt.number)});
     attempt_env.push_back({skein::env::kMaxRestarts, std::to_string(max_restarts)});
@@ -392,13 +295,13 @@ int launch(const LaunchOptions& o) {
     group.quiet_ranks = o.quiet_ranks;
     const GroupResult result = run_workers(workers, group);
     // Every worker has ended; one killed mid-write may have torn the store's last record.
-    if (result.interrupted || result.failed) rdzv->abandon();
+    if (result.interrupted || result.failed) agent.abandon();
 
     if (result.interrupted) {
       std::cerr << "skein: error: interrupted at " << result.when << "; all workers stopped" << std::endl;
       return exit_code::kFailure;
     }
-    if (!result.failed) return finish_run(o, run_dir, attempt.run_id, *rdzv);
+    if (!result.failed) return finish_run(o, run_dir, attempt.run_id, agent);
     if (const auto code = after_failure(result, number, max_restarts, run_dir)) return *code;
   }
 }
