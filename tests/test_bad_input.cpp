@@ -489,7 +489,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_plugin_and_blame_the_command_line) {
   // plugin's place in the config: a callback's, the optimizer's, a config value's.
   expect(train("--plugin early_stopping:patience=0"), 2,
          "command line (--plugin early_stopping:patience=0): callbacks[0] (plugin 'early_stopping'): option 'patience'");
-  expect(train("--set seed=-3"), 2, "command line (--set seed=-3): seed: must be >= 0");
+  expect(train("--set seed=-3"), 2, "command line (--set seed=-3): seed: must be at least 0, got -3");
   expect(train("--set 'model.activation=\"sine\"'"), 2, "command line (--set model.activation=\"sine\")");
 }
 

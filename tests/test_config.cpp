@@ -137,6 +137,40 @@ BOOST_AUTO_TEST_CASE(bad_values_are_refused) {
   BOOST_TEST(mentions(error_of(cfg), "\"name\" is its old spelling"));
 }
 
+// Every limit the keys' table declares is checked, in one line naming the
+// key, in the words of a plugin option's limits.
+BOOST_AUTO_TEST_CASE(the_limits_of_the_keys_table_are_checked) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"max_epochs=0", "max_epochs: must be positive, got 0"},
+      {"accumulate_steps=-1", "accumulate_steps: must be positive, got -1"},
+      {"data_workers=65", "data_workers: must be in [0, 64], got 65"},
+      {"seed=-1", "seed: must be at least 0, got -1"},
+      {"precision=fp8", "precision: must be 32, bf16-mixed or 16-mixed, got 'fp8'"}};
+  for (const auto& [set, message] : cases) {
+    const std::string error = error_of(test::synthetic_config(), {}, {set});
+    BOOST_TEST(mentions(error, message), set << ": " << error);
+  }
+}
+
+// What a resume may change is the table's resume flag; the run settings
+// plugins read (TrainContext::settings) take the table's defaults.
+BOOST_AUTO_TEST_CASE(resume_flags_and_run_settings_come_from_the_table) {
+  BOOST_TEST(skein::core::keys_changeable_on_resume() ==
+                 (std::vector<std::string>{"history", "parallel", "callbacks", "max_epochs", "device", "data_workers",
+                                           "plugin_versions"}),
+             boost::test_tools::per_element());
+  const skein::RunSettings defaults = skein::core::run_settings_of(nlohmann::json::object());
+  BOOST_TEST(defaults.max_epochs == 10);
+  BOOST_TEST(defaults.batch_size == 64);
+  BOOST_TEST(defaults.accumulate_steps == 1);
+  const skein::RunSettings given = skein::core::run_settings_of({{"max_epochs", 3}, {"accumulate_steps", nullptr}});
+  BOOST_TEST(given.max_epochs == 3);
+  BOOST_TEST(given.accumulate_steps == 1);
+  nlohmann::json config = nlohmann::json::object();
+  skein::core::put_run_settings(config, given);
+  BOOST_TEST(config == (nlohmann::json{{"max_epochs", 3}, {"batch_size", 64}, {"accumulate_steps", 1}}));
+}
+
 BOOST_AUTO_TEST_CASE(missing_sections_and_plugins_are_named) {
   auto cfg = test::synthetic_config();
   cfg.erase("model");

@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(bf16_mixed_precision) {
 
   cfg["precision"] = "16";
   const auto err = test::message_of<skein::ConfigError>([&] { trainer(cfg); });
-  BOOST_TEST(err.find("precision' must be 32, bf16-mixed or 16-mixed, got '16'") != std::string::npos, err);
+  BOOST_TEST(err.find("precision: must be 32, bf16-mixed or 16-mixed, got '16'") != std::string::npos, err);
   // float16 needs CUDA's autocast and loss scaling: one line, not a CPU run.
   cfg["precision"] = "16-mixed";
   cfg["device"] = "cpu";

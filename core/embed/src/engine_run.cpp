@@ -18,13 +18,14 @@
 namespace skein::testing {
 
 nlohmann::json small_run_config() {
-  return {{"model", {{"plugin", "mlp"}, {"hidden", {8}}}},
-          {"data", {{"plugin", "synthetic"}, {"samples", 64}, {"test_samples", 16}, {"shape", {4}}, {"classes", 3}}},
-          {"optimizer", {{"name", "sgd"}, {"lr", 0.1}}},
-          {"batch_size", 8},
-          {"max_epochs", 2},
-          {"valid_split", 0.25},
-          {"seed", 1}};
+  using namespace run_key;
+  return {{kModel, {{"plugin", "mlp"}, {"hidden", {8}}}},
+          {kData, {{"plugin", "synthetic"}, {"samples", 64}, {"test_samples", 16}, {"shape", {4}}, {"classes", 3}}},
+          {kOptimizer, {{"name", "sgd"}, {"lr", 0.1}}},
+          {kBatchSize, 8},
+          {kMaxEpochs, 2},
+          {kValidSplit, 0.25},
+          {kSeed, 1}};
 }
 
 EngineRunOptions small_run(const std::string& slot, const nlohmann::json& plugin, int world_size) {

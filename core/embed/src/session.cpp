@@ -225,7 +225,7 @@ struct Session::Impl {
   std::string regression_hint(const torch::Tensor& targets) const {
     if (!targets.is_floating_point() && targets.dim() == 1) return "";
     const std::string name = config.loss.record ? config.loss.record->name : "?";
-    const bool by_default = name == schema_default("loss").value("plugin", "");
+    const bool by_default = name == schema_default(run_key::kLoss).value("plugin", "");
     return "; the loss in force is '" + name + "'" +
            (by_default ? " (the default when the config names no \"loss\")" : "") +
            ", a classification loss; for a regression set \"loss\": {\"plugin\": \"mse\"}";

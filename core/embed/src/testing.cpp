@@ -10,6 +10,7 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include "skein/host/config_keys.hpp"
 #include "skein/host/option_limit_check.hpp"
 #include "skein/host/option_schema.hpp"
 #include "skein/host/plugin_registry.hpp"
@@ -87,8 +88,9 @@ std::shared_ptr<I> Harness::create(const std::string& name, const nlohmann::json
                       to_string(kind_of<I>::value) + " plugin");
   // Named as in a config, so that errors read as `skein train` prints them:
   // "data (plugin 'csv'): option 'train': ...", "callbacks[1] (plugin ...".
-  std::string slot = kind_of<I>::value == PluginKind::dataset ? "data" : to_string(kind_of<I>::value);
-  if (kind_of<I>::value == PluginKind::callback) slot = "callbacks[" + std::to_string(impl_->callbacks++) + "]";
+  std::string slot = kind_of<I>::value == PluginKind::dataset ? run_key::kData : to_string(kind_of<I>::value);
+  if (kind_of<I>::value == PluginKind::callback)
+    slot = run_key::kCallbacks + ("[" + std::to_string(impl_->callbacks++) + "]");
   const std::string where = slot + " (plugin '" + name + "')";
   auto values = core::validate_options(record.options, options.is_null() ? nlohmann::json::object() : options,
                                        where, "");
@@ -148,6 +150,8 @@ FakeRun::FakeRun(const Harness& harness, FakeRunOptions options)
     throw std::logic_error("FakeRun: FakeRunOptions::ranks has " + std::to_string(options_.ranks->world()) +
                            " ranks, the harness's run " + std::to_string(run_.world_size) +
                            " (set harness.run().world_size)");
+  settings_ = core::run_settings_of(options_.config);
+  core::put_run_settings(options_.config, settings_);
   std::vector<torch::Tensor> params;
   if (options_.model) {
     params = options_.model->parameters();

@@ -49,7 +49,8 @@ void check_option_limits(const std::vector<OptionSpec>& schema, const nlohmann::
     if (it == values.end() || it->is_null() || !(spec.choices || spec.range)) continue;
     auto fail = [&](const std::string& why) {
       throw ConfigPathError(path.empty() ? spec.name : path + "." + spec.name,
-                            owner + ": option '" + spec.name + "' " + why);
+                            (owner.empty() ? std::string(spec.name) + ":" : owner + ": option '" + spec.name + "'") +
+                                " " + why);
     };
     if (spec.choices && !is_one_of(spec.choices, it->get<std::string>()))
       fail("must be " + choices_words(spec.choices) + ", got '" + it->get<std::string>() + "'");

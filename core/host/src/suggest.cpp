@@ -1,5 +1,7 @@
 #include "skein/host/suggest.hpp"
 
+#include "skein/run.hpp"
+
 #include <algorithm>
 
 namespace skein::core {
@@ -26,18 +28,19 @@ struct Alias {
   const char* word;
   const char* meaning;  // a key path; its first segment must be a candidate
 };
+using namespace run_key;
 constexpr Alias kAliases[] = {{"lr", "optimizer.lr"},           {"learning_rate", "optimizer.lr"},
                               {"weight_decay", "optimizer.weight_decay"}, {"momentum", "optimizer.momentum"},
-                              {"epochs", "max_epochs"},         {"num_epochs", "max_epochs"},
-                              {"n_epochs", "max_epochs"},       {"num_train_epochs", "max_epochs"},
-                              {"batchsize", "batch_size"},      {"per_device_train_batch_size", "batch_size"},
-                              {"optimiser", "optimizer"},       {"optim", "optimizer"},
-                              {"dataset", "data"},              {"criterion", "loss"},
-                              {"loss_fn", "loss"},              {"strategy", "parallel"},
-                              {"gradient_accumulation_steps", "accumulate_steps"},
-                              {"accumulate_grad_batches", "accumulate_steps"},
-                              {"validation_split", "valid_split"}, {"val_split", "valid_split"},
-                              {"num_workers", "data_workers"}};
+                              {"epochs", kMaxEpochs},           {"num_epochs", kMaxEpochs},
+                              {"n_epochs", kMaxEpochs},         {"num_train_epochs", kMaxEpochs},
+                              {"batchsize", kBatchSize},        {"per_device_train_batch_size", kBatchSize},
+                              {"optimiser", kOptimizer},        {"optim", kOptimizer},
+                              {"dataset", kData},               {"criterion", kLoss},
+                              {"loss_fn", kLoss},               {"strategy", kParallel},
+                              {"gradient_accumulation_steps", kAccumulateSteps},
+                              {"accumulate_grad_batches", kAccumulateSteps},
+                              {"validation_split", kValidSplit}, {"val_split", kValidSplit},
+                              {"num_workers", kDataWorkers}};
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   for (const auto& alias : kAliases) {

@@ -118,7 +118,7 @@ class LrScheduler final : public skein::Callback {
       throw skein::OptionError(LrScheduleOptions::names::eta_min,
                                "lr_scheduler: option 'eta_min' " + number(eta_min_) + " is above the optimizer's lr " +
                                    number(*base_lr_) + ": the rate would rise; give eta_min below lr");
-    const long max_epochs = ctx.config().value("max_epochs", 1L);
+    const long max_epochs = static_cast<long>(ctx.settings().max_epochs);
     if (!per_step_) {
       if (t_max_ == 0) t_max_ = max_epochs;
       return;
@@ -189,7 +189,7 @@ class LrScheduler final : public skein::Callback {
   // Two schedules would each set the rate over the other's, the last one's
   // winning silently: one line naming both entries of the run's callbacks.
   static void refuse_a_second_schedule(const nlohmann::json& config) {
-    const auto callbacks = config.find("callbacks");
+    const auto callbacks = config.find(skein::run_key::kCallbacks);
     if (callbacks == config.end() || !callbacks->is_array()) return;
     std::vector<std::size_t> schedules;
     for (std::size_t i = 0; i < callbacks->size(); ++i) {
@@ -212,7 +212,7 @@ class LrScheduler final : public skein::Callback {
   // Optimizer steps of the whole run: max_epochs times this rank's steps per epoch.
   long total_steps(skein::TrainContext& ctx, long max_epochs) const {
     const long batches = ctx.batches_per_epoch();
-    const long accumulate = std::max(1L, ctx.config().value("accumulate_steps", 1L));
+    const long accumulate = static_cast<long>(ctx.settings().accumulate_steps);
     const bool needs_total = (t_max_ == 0 && (policy_ == Policy::cosine || policy_ == Policy::linear)) ||
                              (policy_ == Policy::one_cycle && cycle_.total_steps == 0);
     if (batches <= 0 && needs_total)

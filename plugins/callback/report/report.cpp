@@ -163,13 +163,13 @@ class Report final : public skein::Callback, public skein::EpochReporter, public
          << "svg{margin:0.5em;border:1px solid #eee}table{border-collapse:collapse}"
          << "td,th{border:1px solid #ccc;padding:2px 8px}</style></head><body>\n<h1>Skein run</h1>\n<p>"
          << escape(ctx.run().run_dir) << ": epoch " << ctx.epoch() << " of "
-         << config.value("max_epochs", 0) << ", " << ctx.run().world_size
+         << ctx.settings().max_epochs << ", " << ctx.run().world_size
          << " process(es). Circles mark each metric's best epoch.</p>\n";
     for (const auto& [title, group] : charts_of(ctx.history().epochs())) html << svg_chart(title, group);
     if (!test_.is_null()) html << test_section(test_);
     html << "<h2>Plugins</h2>\n<table><tr><th>plugin</th><th>kind</th><th>version</th><th>file</th></tr>\n";
-    if (config.contains("plugin_versions"))
-      for (auto it = config["plugin_versions"].begin(); it != config["plugin_versions"].end(); ++it)
+    if (const auto versions = config.find(skein::run_key::kPluginVersions); versions != config.end())
+      for (auto it = versions->begin(); it != versions->end(); ++it)
         html << "<tr><td>" << escape(it.key()) << "</td><td>" << escape(it.value().value("kind", ""))
              << "</td><td>" << escape(it.value().value("version", "")) << "</td><td>"
              << escape(it.value().value("path", "")) << "</td></tr>\n";

@@ -74,6 +74,11 @@ class SKEIN_EXPORT TrainContext {
   // <run_dir>/checkpoints
   virtual std::string checkpoint_root() const = 0;
 
+  // API 3.7 (appended: plugins call TrainContext, only the host implements
+  // it): the run's settings (max_epochs, batch_size, accumulate_steps),
+  // validated, with the config's defaults.
+  virtual const RunSettings& settings() const = 0;
+
   // The user's own model, by its own type, whatever parallel wrapper is active.
   template <class T>
   T& model() {

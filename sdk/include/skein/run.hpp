@@ -40,6 +40,44 @@ struct DataInfo {
   std::int64_t num_classes = 0;
 };
 
+// The config's top-level keys (what TrainContext::config() holds), named
+// once: core's schema (types, defaults, limits, docs, what a resume may
+// change) is built from these names, and whoever reads the config by key
+// uses them, never the words again (scripts/check_option_names.py checks).
+// API 3.7.
+namespace run_key {
+inline constexpr const char* kModel = "model";
+inline constexpr const char* kData = "data";
+inline constexpr const char* kDataInfo = "data_info";
+inline constexpr const char* kHistory = "history";
+inline constexpr const char* kParallel = "parallel";
+inline constexpr const char* kCallbacks = "callbacks";
+inline constexpr const char* kLoss = "loss";
+inline constexpr const char* kOptimizer = "optimizer";
+inline constexpr const char* kInitFrom = "init_from";
+inline constexpr const char* kInitStrict = "init_strict";
+inline constexpr const char* kBatchSize = "batch_size";
+inline constexpr const char* kMaxEpochs = "max_epochs";
+inline constexpr const char* kAccumulateSteps = "accumulate_steps";
+inline constexpr const char* kPrecision = "precision";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kSeed = "seed";
+inline constexpr const char* kValidSplit = "valid_split";
+inline constexpr const char* kStandardize = "standardize";
+inline constexpr const char* kValidStratified = "valid_stratified";
+inline constexpr const char* kDataWorkers = "data_workers";
+inline constexpr const char* kPluginVersions = "plugin_versions";
+}  // namespace run_key
+
+// The run's settings a plugin may need, validated, the config's defaults
+// filled in (API 3.7: TrainContext::settings()). Plugins read them here,
+// never from config() with a fallback of their own.
+struct RunSettings {
+  std::int64_t max_epochs = 0;        // epochs the run trains (the last epoch's number)
+  std::int64_t batch_size = 0;        // samples per batch and process
+  std::int64_t accumulate_steps = 0;  // batches per optimizer step
+};
+
 // Where plugins write: every file a run writes lives inside its run directory
 // and is recorded there (in .skein-outputs), so that `--overwrite` removes
 // exactly what skein wrote and nothing else. A path outside the run directory

@@ -133,7 +133,10 @@ struct FakeRunOptions {
   std::shared_ptr<Model> model;        // what ctx.model<T>() reaches; none: those calls throw
   double lr = 0.1;                     // ctx.optimizer(): an SGD over the model's parameters
   long batches_per_epoch = 1;
-  nlohmann::json config = {{"max_epochs", 10}};  // what ctx.config() returns
+  // What ctx.config() returns; ctx.settings() is read from it, the keys it
+  // lacks with the config's defaults (max_epochs 10, ...), which FakeRun
+  // writes into the config it returns, so that the two agree.
+  nlohmann::json config = nlohmann::json::object();
   std::string checkpoint_root = "/nonexistent";
 };
 
@@ -171,6 +174,7 @@ class SKEIN_EXPORT FakeRun final : public TrainContext {
   std::ostream& log() override { return log_; }
   long batches_per_epoch() const override { return options_.batches_per_epoch; }
   const nlohmann::json& config() const override { return options_.config; }
+  const RunSettings& settings() const override { return settings_; }
   void request_checkpoint(const std::string& name, const std::vector<std::string>& remove_after) override;
   std::string checkpoint_root() const override { return options_.checkpoint_root; }
 
@@ -204,6 +208,7 @@ class SKEIN_EXPORT FakeRun final : public TrainContext {
  private:
   RunInfo run_;
   FakeRunOptions options_;
+  RunSettings settings_;
   History history_;
   FakeParallel parallel_;
   torch::Tensor unused_weight_;

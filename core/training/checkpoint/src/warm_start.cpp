@@ -115,13 +115,13 @@ StateDict module_state_dict(const Model& module, const std::string& what, WarmSt
 }
 
 StateDict script_state_dict(const std::string& file, WarmStartReport& report) {
-  return module_state_dict(ScriptedModel(file, "init_from"), "the TorchScript module " + file, report);
+  return module_state_dict(ScriptedModel(file, run_key::kInitFrom), "the TorchScript module " + file, report);
 }
 
 StateDict read_weights(const std::string& file, WarmStartReport& report) {
   if (is_torchscript_archive(file)) return script_state_dict(file, report);
   if (is_pt2_archive(file))
-    return module_state_dict(ExportedModel(file, "init_from"), "the exported program " + file, report);
+    return module_state_dict(ExportedModel(file, run_key::kInitFrom), "the exported program " + file, report);
   c10::IValue value;
   try {
     value = read_torch_save(file);

@@ -26,12 +26,12 @@ struct Slot {
   PluginKind kind;
   PluginUse RunConfig::*use;
 };
-constexpr Slot kSlots[] = {{"model", PluginKind::model, &RunConfig::model},
-                           {"data", PluginKind::dataset, &RunConfig::data},
-                           {"history", PluginKind::history, &RunConfig::history},
-                           {"parallel", PluginKind::parallel, &RunConfig::parallel},
-                           {"loss", PluginKind::loss, &RunConfig::loss},
-                           {"optimizer", PluginKind::optimizer, &RunConfig::optimizer}};
+constexpr Slot kSlots[] = {{run_key::kModel, PluginKind::model, &RunConfig::model},
+                           {run_key::kData, PluginKind::dataset, &RunConfig::data},
+                           {run_key::kHistory, PluginKind::history, &RunConfig::history},
+                           {run_key::kParallel, PluginKind::parallel, &RunConfig::parallel},
+                           {run_key::kLoss, PluginKind::loss, &RunConfig::loss},
+                           {run_key::kOptimizer, PluginKind::optimizer, &RunConfig::optimizer}};
 
 const char* slot_for(PluginKind kind) {
   for (const auto& s : kSlots)
@@ -227,19 +227,20 @@ std::string apply_plugin_flag(nlohmann::json& config, const std::string& spec, P
     config[slot] = entry;
     return slot;
   }
-  if (!config.contains("callbacks")) config["callbacks"] = schema_default("callbacks");
-  auto& callbacks = config["callbacks"];
-  if (!callbacks.is_array()) throw ConfigPathError("callbacks", "callbacks: expected a list");
+  using run_key::kCallbacks;
+  if (!config.contains(kCallbacks)) config[kCallbacks] = schema_default(kCallbacks);
+  auto& callbacks = config[kCallbacks];
+  if (!callbacks.is_array()) throw ConfigPathError(kCallbacks, std::string(kCallbacks) + ": expected a list");
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     auto& cb = callbacks[i];
     if (cb.is_object() && cb.contains("plugin") && cb["plugin"] == rec.name) {
       cb.update(options);
-      return "callbacks." + std::to_string(i);
+      return std::string(kCallbacks) + "." + std::to_string(i);
     }
   }
   options["plugin"] = rec.name;
   callbacks.push_back(options);
-  return "callbacks." + std::to_string(callbacks.size() - 1);
+  return std::string(kCallbacks) + "." + std::to_string(callbacks.size() - 1);
 }
 
 namespace {
@@ -279,17 +280,13 @@ PluginUse resolve_plugin(const nlohmann::json& entry, const std::string& where, 
 void migrate_optimizer_name(nlohmann::json& optimizer) {
   if (!optimizer.is_object() || !optimizer.contains("name")) return;
   if (optimizer.contains("plugin"))
-    throw ConfigPathError("optimizer", "optimizer: give \"plugin\" only (\"name\" is its old spelling)");
+    throw ConfigPathError(run_key::kOptimizer, std::string(run_key::kOptimizer) +
+                                                   ": give \"plugin\" only (\"name\" is its old spelling)");
+  const std::string name_path = std::string(run_key::kOptimizer) + ".name";
   if (!optimizer["name"].is_string())
-    throw ConfigPathError("optimizer.name", "optimizer.name: expected string, got " + optimizer["name"].dump());
+    throw ConfigPathError(name_path, name_path + ": expected string, got " + optimizer["name"].dump());
   optimizer["plugin"] = optimizer["name"];
   optimizer.erase("name");
-}
-
-std::int64_t positive(const nlohmann::json& cfg, const char* key) {
-  auto v = cfg[key].get<std::int64_t>();
-  if (v <= 0) throw ConfigPathError(key, std::string(key) + ": must be positive, got " + std::to_string(v));
-  return v;
 }
 
 }  // namespace
@@ -352,27 +349,28 @@ void switch_plugin(nlohmann::json& raw, const std::vector<std::string>& sets, st
 // The data a run trains on: a dataset plugin (skein train always), or for a
 // session fed by its program, data_info sizing the model.
 void resolve_data_info(const nlohmann::json& cfg, bool data_required, RunConfig& rc) {
-  const nlohmann::json& info = cfg["data_info"];
-  if (!cfg["data"].is_null()) {
+  using run_key::kDataInfo;
+  const nlohmann::json& info = cfg[kDataInfo];
+  if (!cfg[run_key::kData].is_null()) {
     if (!info.is_null())
-      throw ConfigPathError("data_info", "data_info: give it only without data (the dataset tells the shapes)");
+      throw ConfigPathError(kDataInfo, "data_info: give it only without data (the dataset tells the shapes)");
     return;
   }
   if (data_required)
-    throw ConfigPathError("data", "data: required option is missing (object: Dataset plugin and its options)");
+    throw ConfigPathError(run_key::kData, "data: required option is missing (object: Dataset plugin and its options)");
   const std::string expected = "data_info: without data, a session needs {\"input_shape\": [dims of one sample], "
                                "\"num_classes\": classes, or the output width of a regression}";
-  if (!info.is_object()) throw ConfigPathError("data_info", expected);
+  if (!info.is_object()) throw ConfigPathError(kDataInfo, expected);
   for (auto it = info.begin(); it != info.end(); ++it)
     if (it.key() != "input_shape" && it.key() != "num_classes")
-      throw ConfigPathError("data_info." + it.key(), "data_info: unknown key '" + it.key() + "' (input_shape, num_classes)");
+      throw ConfigPathError(std::string(kDataInfo) + "." + it.key(), "data_info: unknown key '" + it.key() + "' (input_shape, num_classes)");
   const auto shape = info.find("input_shape");
   const auto classes = info.find("num_classes");
   if (shape == info.end() || !shape->is_array() || shape->empty() || classes == info.end())
-    throw ConfigPathError("data_info", expected);
+    throw ConfigPathError(kDataInfo, expected);
   for (const auto& d : *shape)
     if (!d.is_number_integer() || d.get<std::int64_t>() <= 0)
-      throw ConfigPathError("data_info.input_shape", "data_info.input_shape: expected positive integers, got " + shape->dump());
+      throw ConfigPathError(std::string(kDataInfo) + ".input_shape", "data_info.input_shape: expected positive integers, got " + shape->dump());
   if (!classes->is_number_integer() || classes->get<std::int64_t>() <= 0)
     throw ConfigPathError("data_info.num_classes", "data_info.num_classes: expected a positive integer, got " + classes->dump());
   rc.data_info.input_shape = shape->get<std::vector<std::int64_t>>();
@@ -440,48 +438,44 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
 
   // Several processes and no parallel plugin: data parallel, as Lightning
   // picks its DDP strategy (one process keeps the schema's default, none).
-  if (sources.world_size > 1 && raw.is_object() && !raw.contains("parallel")) {
-    raw["parallel"] = {{"plugin", "ddp"}};
+  if (sources.world_size > 1 && raw.is_object() && !raw.contains(run_key::kParallel)) {
+    raw[run_key::kParallel] = {{"plugin", "ddp"}};
     rc.parallel_chosen = "parallel: ddp (the run has " + std::to_string(sources.world_size) +
                          " processes and the config names no parallel plugin)";
   }
   // precision 32 written as a number (`--set precision=32`, Lightning's
   // precision=32) is the string "32".
-  if (raw.is_object() && raw.contains("precision") && raw["precision"] == 32) raw["precision"] = "32";
+  if (raw.is_object() && raw.contains(run_key::kPrecision) && raw[run_key::kPrecision] == 32)
+    raw[run_key::kPrecision] = "32";
   try {
+    using namespace run_key;
     nlohmann::json cfg = validate_options(top_level_schema(), raw, "config", "");
-    // Keys read better without the "config." prefix the validator adds.
-    rc.batch_size = positive(cfg, "batch_size");
-    rc.max_epochs = positive(cfg, "max_epochs");
-    rc.accumulate_steps = positive(cfg, "accumulate_steps");
-    check_option_limits(top_level_schema(), cfg, "config", "");
-    rc.precision = precision_of(cfg["precision"].get<std::string>());
-    rc.device = cfg["device"].get<std::string>();
+    // Every limit of the table (no owner: "batch_size: must be positive, got 0").
+    check_option_limits(top_level_schema(), cfg, "", "");
+    const RunSettings settings = run_settings_of(cfg);
+    rc.batch_size = settings.batch_size;
+    rc.max_epochs = settings.max_epochs;
+    rc.accumulate_steps = settings.accumulate_steps;
+    rc.precision = precision_of(cfg[kPrecision].get<std::string>());
+    rc.device = cfg[kDevice].get<std::string>();
     check_device_spec(rc.device);
-    auto seed = cfg["seed"].get<std::int64_t>();
-    if (seed < 0) throw ConfigPathError("seed", "seed: must be >= 0, got " + std::to_string(seed));
-    rc.seed = static_cast<std::uint64_t>(seed);
-    rc.valid_split = cfg["valid_split"].get<double>();
-    if (!(rc.valid_split >= 0.0 && rc.valid_split < 1.0))
-      throw ConfigPathError("valid_split", "valid_split: must be in [0, 1), got " + cfg["valid_split"].dump());
-    rc.valid_stratified = cfg["valid_stratified"].get<bool>();
-    rc.standardize = cfg["standardize"].get<bool>();
-
-    rc.init_from = cfg["init_from"].get<std::string>();
-    rc.init_strict = cfg["init_strict"].get<bool>();
-    rc.data_workers = cfg["data_workers"].get<std::int64_t>();
-    if (rc.data_workers < 0 || rc.data_workers > 64)
-      throw ConfigPathError("data_workers", "data_workers: must be in [0, 64], got " + std::to_string(rc.data_workers));
-    migrate_optimizer_name(cfg["optimizer"]);
+    rc.seed = cfg[kSeed].get<std::uint64_t>();
+    rc.valid_split = cfg[kValidSplit].get<double>();
+    rc.valid_stratified = cfg[kValidStratified].get<bool>();
+    rc.standardize = cfg[kStandardize].get<bool>();
+    rc.init_from = cfg[kInitFrom].get<std::string>();
+    rc.init_strict = cfg[kInitStrict].get<bool>();
+    rc.data_workers = cfg[kDataWorkers].get<std::int64_t>();
+    migrate_optimizer_name(cfg[kOptimizer]);
 
     resolve_data_info(cfg, sources.data_required, rc);
     for (const auto& slot : kSlots)
       if (!cfg[slot.key].is_null() || slot.use != &RunConfig::data)
         rc.*slot.use = resolve_plugin(cfg[slot.key], slot.key, slot.key, slot.kind, registry);
-    const auto& cbs = cfg["callbacks"];
+    const auto& cbs = cfg[kCallbacks];
     for (std::size_t i = 0; i < cbs.size(); ++i)
-      rc.callbacks.push_back(resolve_plugin(cbs[i], "callbacks[" + std::to_string(i) + "]", "callbacks." + std::to_string(i),
-                                            PluginKind::callback, registry));
+      rc.callbacks.push_back(resolve_plugin(cbs[i], kCallbacks + ("[" + std::to_string(i) + "]"),
+                                            kCallbacks + ("." + std::to_string(i)), PluginKind::callback, registry));
 
     // The resolved config: every option explicit, plus the plugin versions used.
     nlohmann::json versions = nlohmann::json::object();
@@ -494,9 +488,9 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     };
     for (const auto& slot : kSlots)
       if ((rc.*slot.use).record) put(cfg[slot.key], rc.*slot.use);
-    if (cfg["data_info"].is_null()) cfg.erase("data_info");  // configs of skein train stay as they were
-    for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg["callbacks"][i], rc.callbacks[i]);
-    cfg["plugin_versions"] = versions;
+    if (cfg[kDataInfo].is_null()) cfg.erase(kDataInfo);  // configs of skein train stay as they were
+    for (std::size_t i = 0; i < rc.callbacks.size(); ++i) put(cfg[kCallbacks][i], rc.callbacks[i]);
+    cfg[kPluginVersions] = versions;
     rc.resolved = cfg;
     return rc;
   } catch (const ConfigError& e) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -76,22 +77,13 @@ nlohmann::json latest_run_config(const std::string& dir) {
   return read_config_file(run_files::path(dir, run_files::kConfig));
 }
 
-const std::vector<std::string>& keys_changeable_on_resume() {
-  // Results so far came from the model, data, loss, optimizer and their
-  // settings: changing those would make the resumed run something else. The
-  // device may change: a checkpoint loads onto any (a GPU run resumed on the CPU).
-  static const std::vector<std::string> keys = {"max_epochs", "data_workers", "callbacks", "history",
-                                                "parallel",   "device",       "plugin_versions"};
-  return keys;
-}
-
 namespace {
 
-// "max_epochs, ..., parallel and device" (what a user may set; not the
-// plugin versions skein records itself).
+// "history, parallel, ..., device and data_workers" (what a user may set; not
+// the plugin versions skein records itself).
 std::string changeable_words() {
   std::vector<std::string> keys = keys_changeable_on_resume();
-  keys.erase(std::remove(keys.begin(), keys.end(), "plugin_versions"), keys.end());
+  keys.erase(std::remove(keys.begin(), keys.end(), run_key::kPluginVersions), keys.end());
   std::string words;
   for (std::size_t i = 0; i < keys.size(); ++i)
     words += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i];
@@ -101,7 +93,7 @@ std::string changeable_words() {
 }  // namespace
 
 void check_resume_changes(const nlohmann::json& before, const nlohmann::json& after) {
-  const auto& allowed = keys_changeable_on_resume();
+  const std::vector<std::string> allowed = keys_changeable_on_resume();
   for (auto it = after.begin(); it != after.end(); ++it) {
     if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
     const nlohmann::json old = before.contains(it.key()) ? before.at(it.key()) : nlohmann::json();
@@ -116,8 +108,9 @@ void check_resume_changes(const nlohmann::json& before, const nlohmann::json& af
 }
 
 void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry) {
-  if (!config.contains("plugin_versions") || !config["plugin_versions"].is_object()) return;
-  for (auto it = config["plugin_versions"].begin(); it != config["plugin_versions"].end(); ++it) {
+  const auto versions = config.find(run_key::kPluginVersions);
+  if (versions == config.end() || !versions->is_object()) return;
+  for (auto it = versions->begin(); it != versions->end(); ++it) {
     const std::string path = it.value().value("path", "");
     if (path.empty()) continue;
     boost::system::error_code ec;
@@ -131,9 +124,10 @@ void use_recorded_plugins(const nlohmann::json& config, PluginRegistry& registry
 }
 
 void warn_changed_versions(const nlohmann::json& before, const nlohmann::json& after) {
-  if (!before.contains("plugin_versions") || !after.contains("plugin_versions")) return;
-  const auto& old = before["plugin_versions"];
-  for (auto it = after["plugin_versions"].begin(); it != after["plugin_versions"].end(); ++it) {
+  using run_key::kPluginVersions;
+  if (!before.contains(kPluginVersions) || !after.contains(kPluginVersions)) return;
+  const auto& old = before[kPluginVersions];
+  for (auto it = after[kPluginVersions].begin(); it != after[kPluginVersions].end(); ++it) {
     if (!old.contains(it.key())) continue;
     const auto& was = old[it.key()];
     if (was.value("version", "") != it.value().value("version", "") || was.value("path", "") != it.value().value("path", ""))

@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kAllowed = "auto, cpu, cuda or cuda:N";
 
 [[noreturn]] void refuse_spelling(const std::string& spec, const DeviceSetting& setting) {
-  throw ConfigPathError("device", setting.name + ": must be " + std::string(kAllowed) + ", got '" + spec + "'");
+  throw ConfigPathError(run_key::kDevice, setting.name + ": must be " + std::string(kAllowed) + ", got '" + spec + "'");
 }
 
 // N of "cuda:N", or -1 for "cuda"; throws for anything else starting "cuda".
@@ -92,7 +92,7 @@ DeviceChoice choose_device(const std::string& spec, const RunInfo& run, const De
   const auto visible = static_cast<int>(torch::cuda::device_count());
   if (spec == "auto" && visible == 0) return {torch::kCPU, "auto: " + no_cuda_reason()};
   if (visible == 0)
-    throw ConfigPathError("device", setting.name + ": '" + spec + "' asked for, but " + no_cuda_reason() + "; " +
+    throw ConfigPathError(run_key::kDevice, setting.name + ": '" + spec + "' asked for, but " + no_cuda_reason() + "; " +
                                         setting.on_the_cpu);
   int index = cuda_index(spec == "auto" ? std::string("cuda") : spec, setting);
   std::string why = spec;
@@ -103,7 +103,7 @@ DeviceChoice choose_device(const std::string& spec, const RunInfo& run, const De
     why += ": LOCAL_RANK " + std::to_string(run.local_rank) + " of " + std::to_string(visible) +
            " visible CUDA device" + (visible > 1 ? "s" : "");
   } else if (index >= visible) {
-    throw ConfigPathError("device", setting.name + ": '" + spec + "' asked for, but " + std::to_string(visible) +
+    throw ConfigPathError(run_key::kDevice, setting.name + ": '" + spec + "' asked for, but " + std::to_string(visible) +
                                         " CUDA device" + (visible > 1 ? "s are" : " is") + " visible (0 to " +
                                         std::to_string(visible - 1) + ")");
   }

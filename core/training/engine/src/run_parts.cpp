@@ -63,7 +63,7 @@ RunParts::RunParts(const AssemblyInput& in) {
   shard_spans = located(config.parallel,
                         [&] { return core::shard_spans(*parallel, params, in.run.world_size, elementwise); });
   if (!shard_spans.empty() && config.precision == Precision::fp16_mixed)
-    throw ConfigPathError("precision", "precision: \"16-mixed\" does not go with parallel '" +
+    throw ConfigPathError(run_key::kPrecision, "precision: \"16-mixed\" does not go with parallel '" +
                                            config.parallel.record->name +
                                            "', which shards the optimizer (each rank would check and skip its own "
                                            "parameters' steps); use \"bf16-mixed\" or the parallel 'ddp'");

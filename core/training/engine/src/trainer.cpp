@@ -26,7 +26,7 @@ RunInfo prepared(RunInfo run, const RunConfig& config, const DeviceChoice& devic
   run.seed = config.seed;
   run.device = device.device.str();
   if (config.precision == Precision::fp16_mixed && !device.device.is_cuda())
-    throw ConfigPathError("precision", "precision: \"16-mixed\" needs a CUDA device, and this run is on the CPU (" +
+    throw ConfigPathError(run_key::kPrecision, "precision: \"16-mixed\" needs a CUDA device, and this run is on the CPU (" +
                                            device.why + "); on the CPU use \"bf16-mixed\"");
   return run;
 }

@@ -103,9 +103,10 @@ TrainedModel::TrainedModel(const TrainedModelOptions& options) {
   sources.config_path = run_files::path(run_dir, run_files::kConfig);
   // Only the model (and, for old checkpoints, the dataset) is made: the
   // run's callbacks and backends need not be installed where it is exported.
-  sources.sets = {"callbacks=[]"};
+  sources.sets = {std::string(run_key::kCallbacks) + "=[]"};
   sources.data_required = false;  // a session's run has data_info instead
-  for (const char* key : {"history", "parallel"}) sources.sets.push_back(std::string(key) + "=" + schema_default(key).dump());
+  for (const char* key : {run_key::kHistory, run_key::kParallel})
+    sources.sets.push_back(std::string(key) + "=" + schema_default(key).dump());
   config_ = resolve_config(sources, registry_);
   RunInfo run;
   run.seed = config_.seed;
@@ -233,7 +234,7 @@ nlohmann::json TrainedModel::input_record(bool in_model) const {
   if (scaling_.active()) {
     steps.push_back(scaling_.to_json());
     steps.back()["divide_by"] = 1;
-    steps.back()["from"] = "standardize";
+    steps.back()["from"] = run_key::kStandardize;
   }
   return {{"input_shape", info_.input_shape},
           {"input_scaling", steps},

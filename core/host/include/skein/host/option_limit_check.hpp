@@ -15,8 +15,9 @@ namespace skein::core {
 // the options' choices and ranges. The first value outside them is a
 // ConfigPathError at `path` + the key ("" for the top), whose message names
 // `owner` (e.g. "callbacks[1] (plugin 'grad_clip')") as Options::fail does:
-// "<owner>: option 'mode' must be norm or value, got 'clip'". null ("not
-// set") is never checked.
+// "<owner>: option 'mode' must be norm or value, got 'clip'"; with no owner
+// (the config's top-level keys) "seed: must be at least 0, got -3". null
+// ("not set") is never checked.
 SKEIN_EXPORT void check_option_limits(const std::vector<OptionSpec>& schema, const nlohmann::json& values,
                                       const std::string& owner, const std::string& path);
 

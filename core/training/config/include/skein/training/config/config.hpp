@@ -30,19 +30,19 @@ struct PluginUse {
 // values a config that says nothing would give.
 struct RunConfig {
   nlohmann::json resolved;  // what goes to <run_dir>/config.json
-  std::int64_t batch_size = schema_default("batch_size").get<std::int64_t>();
-  std::int64_t max_epochs = schema_default("max_epochs").get<std::int64_t>();
-  std::int64_t accumulate_steps = schema_default("accumulate_steps").get<std::int64_t>();
-  Precision precision = precision_of(schema_default("precision").get<std::string>());
-  std::string device = schema_default("device").get<std::string>();  // as written; device.hpp resolves it
-  std::uint64_t seed = schema_default("seed").get<std::uint64_t>();
-  double valid_split = schema_default("valid_split").get<double>();
-  bool valid_stratified = schema_default("valid_stratified").get<bool>();  // valid_split per class
-  bool standardize = schema_default("standardize").get<bool>();  // inputs scaled by the training split's mean and std
-  std::int64_t data_workers = schema_default("data_workers").get<std::int64_t>();  // prefetch threads (streaming)
+  std::int64_t batch_size = schema_default(run_key::kBatchSize).get<std::int64_t>();
+  std::int64_t max_epochs = schema_default(run_key::kMaxEpochs).get<std::int64_t>();
+  std::int64_t accumulate_steps = schema_default(run_key::kAccumulateSteps).get<std::int64_t>();
+  Precision precision = precision_of(schema_default(run_key::kPrecision).get<std::string>());
+  std::string device = schema_default(run_key::kDevice).get<std::string>();  // as written; device.hpp resolves it
+  std::uint64_t seed = schema_default(run_key::kSeed).get<std::uint64_t>();
+  double valid_split = schema_default(run_key::kValidSplit).get<double>();
+  bool valid_stratified = schema_default(run_key::kValidStratified).get<bool>();  // valid_split per class
+  bool standardize = schema_default(run_key::kStandardize).get<bool>();  // inputs scaled by the training split's mean and std
+  std::int64_t data_workers = schema_default(run_key::kDataWorkers).get<std::int64_t>();  // prefetch threads (streaming)
   // warm start: state dict file or checkpoint directory ("" for none)
-  std::string init_from = schema_default("init_from").get<std::string>();
-  bool init_strict = schema_default("init_strict").get<bool>();  // warm start: every entry must match
+  std::string init_from = schema_default(run_key::kInitFrom).get<std::string>();
+  bool init_strict = schema_default(run_key::kInitStrict).get<bool>();  // warm start: every entry must match
   PluginUse model, data, history, parallel, loss, optimizer;  // data.record is null without data (a session)
   DataInfo data_info;  // without data: the config's data_info
   std::vector<PluginUse> callbacks;

@@ -17,8 +17,8 @@ namespace skein::core {
 // config history, else its config.json.
 SKEIN_EXPORT nlohmann::json latest_run_config(const std::string& dir);
 
-// Top-level keys a resume may change.
-SKEIN_EXPORT const std::vector<std::string>& keys_changeable_on_resume();
+// (The top-level keys a resume may change: keys_changeable_on_resume(),
+// skein/host/config_keys.hpp, from the keys' table.)
 
 // Throws ConfigError naming the first value the command line changed that a
 // resume cannot change.

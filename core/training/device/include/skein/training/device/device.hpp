@@ -25,7 +25,7 @@ struct DeviceChoice {
 // "device" for training; export's and predict's --device flag, which run a
 // trained model.
 struct DeviceSetting {
-  std::string name = "device";
+  std::string name = run_key::kDevice;
   std::string on_the_cpu = "use \"auto\" or \"cpu\" to train on the CPU";
 };
 // The wording for export and predict.

@@ -109,6 +109,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
     checkpoints_.request(name, remove_after);
   }
   std::string checkpoint_root() const override { return checkpoints_.root(); }
+  const RunSettings& settings() const override { return settings_; }
   // Writes the batch values kept on the device into the batch log (on CUDA;
   // fit() does it where the log is read, a session after each step).
   void flush_records() { records_.flush(); }
@@ -127,6 +128,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   StepParts step_parts();
 
   RunConfig config_;
+  RunSettings settings_{config_.max_epochs, config_.batch_size, config_.accumulate_steps};
   DeviceChoice device_;  // the config's "device" resolved for this process
   RunInfo run_;          // its device is device_'s
   std::ostream& log_;
