@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "skein/training/checkpoint/checkpoint_meta.hpp"
 #include "test_support.hpp"
 
 // Whole `skein train` runs with callbacks: checkpoint and resume, logging
@@ -705,6 +706,47 @@ BOOST_AUTO_TEST_CASE(a_resume_warns_on_stderr_and_in_the_log_when_a_plugin_file_
   BOOST_TEST(contains(r.err, warning), r.err);
   BOOST_TEST(contains(test::read_text(run + "/train.log"), warning));
   BOOST_TEST(!contains(r.out, warning), r.out);
+}
+
+// A run directory written before the run's keys and trainer.json's were
+// declared once (tests/data/run_0_1_api_3_6: skein 0.1, plugin API 3.6; 2
+// epochs of a small MLP with standardize, checkpoints every epoch and every
+// 3 steps). Each checkpoint is accepted and reads back to the very JSON it
+// holds (the writer of today writes what the old one wrote), and the run
+// resumes to a third epoch; a resume that changes its batch size is refused
+// naming the keys a resume may change, from the keys' table.
+BOOST_AUTO_TEST_CASE(a_run_written_before_the_keys_were_declared_once_still_loads) {
+  const std::string old_run = SKEIN_SOURCE_DIR "/tests/data/run_0_1_api_3_6";
+  for (const char* name : {"best", "epoch_0002", "step_00000009", "final"}) {
+    const std::string checkpoint = old_run + "/checkpoints/" + name;
+    const skein::core::CheckpointMeta meta = skein::core::read_checked_checkpoint(checkpoint);
+    BOOST_TEST(skein::core::checkpoint_meta_json(meta) == load_json(checkpoint + "/trainer.json"), name);
+    BOOST_TEST(meta.seed == 3u);
+    BOOST_TEST(meta.model == "mlp");
+  }
+  const std::string step = old_run + "/checkpoints/step_00000009";
+  const auto meta = skein::core::read_checked_checkpoint(step);
+  BOOST_REQUIRE(meta.open_epoch.has_value());
+  BOOST_TEST(meta.open_epoch->epoch == 2);
+  BOOST_TEST(meta.open_epoch->batch_size == 8);
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& rank : skein::core::parse_open_epoch_ranks(test::read_text(step + "/open_epoch.json"), 1, step))
+    ranks.push_back(skein::core::open_epoch_rank_json(rank));
+  BOOST_TEST(skein::core::open_epoch_ranks_json(ranks) == load_json(step + "/open_epoch.json"));
+
+  const std::string run = dir("old_run");
+  BOOST_REQUIRE(test::run("cp -a " + old_run + " " + run).exit_code == 0);
+  auto refused = skein("--resume " + run + " --set batch_size=4");
+  BOOST_TEST(refused.exit_code == 2, refused.err);
+  BOOST_TEST(contains(refused.err, "'batch_size' cannot change on --resume (8 in the run, 4 asked)"), refused.err);
+  BOOST_TEST(contains(refused.err, "a resume may change only history, parallel, callbacks, max_epochs, device and "
+                                   "data_workers"),
+             refused.err);
+  auto resumed = skein("--resume " + run + " --set max_epochs=3");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.out, "Resumed from " + run + "/checkpoints/epoch_0002"), resumed.out);
+  BOOST_TEST(load_json(run + "/history.json").size() == 3u);
+  BOOST_TEST(skein::core::read_checked_checkpoint(run + "/checkpoints/final").epoch == 3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(states_restore_by_position_and_plugin_name) {
   a->saved = {{"best", 0.5}};
   list.add("a", a);
   list.add("b", b);
-  const auto states = list.states();
+  const auto states = skein::core::callback_states_json(list.states());
   BOOST_TEST(states.dump() == R"([{"plugin":"a","state":{"best":0.5}},{"plugin":"b","state":null}])");
 
   a->saved = nullptr;

@@ -20,6 +20,8 @@
 
 namespace skein::core {
 
+using namespace meta_key;
+
 namespace {
 
 // An integer JSON number in [lo, hi], or nullopt (floats, strings, anything else).
@@ -41,7 +43,7 @@ std::optional<long long> integer_in(const nlohmann::json& v, long long lo, long 
 
 std::optional<long> checkpoint_epoch(const nlohmann::json& meta) {
   if (!meta.is_object()) return std::nullopt;
-  auto it = meta.find("epoch");
+  auto it = meta.find(kEpoch);
   if (it == meta.end()) return std::nullopt;
   auto epoch = integer_in(*it, 0, LONG_MAX - 1);
   if (!epoch) return std::nullopt;
@@ -52,8 +54,8 @@ std::optional<std::pair<long, long>> checkpoint_position(const nlohmann::json& m
   const auto epoch = checkpoint_epoch(meta);
   if (!epoch) return std::nullopt;
   long batch = 0;
-  if (auto open = meta.find("open_epoch"); open != meta.end() && open->is_object())
-    if (auto next = open->find("next_batch"); next != open->end())
+  if (auto open = meta.find(kOpenEpoch); open != meta.end() && open->is_object())
+    if (auto next = open->find(kNextBatch); next != open->end())
       if (auto n = integer_in(*next, 1, LONG_MAX)) batch = static_cast<long>(*n);
   return std::make_pair(*epoch, batch);
 }
@@ -70,7 +72,7 @@ struct BadMeta {
 };
 
 std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
-  auto lr = meta.find("lr");
+  auto lr = meta.find(kLr);
   if (lr == meta.end() || !lr->is_array())
     throw bad("\"lr\" must be a list of numbers (one per parameter group)");
   std::vector<double> out;
@@ -87,7 +89,7 @@ std::vector<double> parse_lr(const nlohmann::json& meta, const BadMeta& bad) {
 // segment, the checkpoint's.
 std::vector<PassSegment> parse_passes(const nlohmann::json& open, const CheckpointMeta::OpenEpoch& o, int world_size,
                                       const BadMeta& bad) {
-  auto passes = open.find("passes");
+  auto passes = open.find(kPasses);
   if (passes == open.end()) return {PassSegment{world_size, o.next_batch}};
   const char* shape =
       "\"open_epoch\".\"passes\" must list {\"world_size\": N >= 1, \"batches\": N >= 0} (at most 10000 of them)";
@@ -95,8 +97,8 @@ std::vector<PassSegment> parse_passes(const nlohmann::json& open, const Checkpoi
   std::vector<PassSegment> out;
   long long sum = 0;
   for (const auto& p : *passes) {
-    auto w = p.is_object() && p.contains("world_size") ? integer_in(p["world_size"], 1, INT_MAX) : std::nullopt;
-    auto n = p.is_object() && p.contains("batches") ? integer_in(p["batches"], 0, LONG_MAX) : std::nullopt;
+    auto w = p.is_object() && p.contains(kWorldSize) ? integer_in(p[kWorldSize], 1, INT_MAX) : std::nullopt;
+    auto n = p.is_object() && p.contains(kBatches) ? integer_in(p[kBatches], 0, LONG_MAX) : std::nullopt;
     if (!w || !n) throw bad(std::string(shape) + ", got " + p.dump());
     out.push_back(PassSegment{static_cast<int>(*w), static_cast<long>(*n)});
     if (sum > LONG_MAX - *n) throw bad("\"open_epoch\".\"passes\" add up to more batches than next_batch");
@@ -113,7 +115,7 @@ std::vector<PassSegment> parse_passes(const nlohmann::json& open, const Checkpoi
 
 std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& meta, int world_size,
                                                           const BadMeta& bad) {
-  auto open = meta.find("open_epoch");
+  auto open = meta.find(kOpenEpoch);
   if (open == meta.end() || open->is_null()) return std::nullopt;
   const char* shape =
       "\"open_epoch\" must be {\"next_batch\": N >= 1, \"train_samples\": N, \"batch_size\": N, "
@@ -126,16 +128,16 @@ std::optional<CheckpointMeta::OpenEpoch> parse_open_epoch(const nlohmann::json& 
     return *n;
   };
   CheckpointMeta::OpenEpoch o;
-  o.next_batch = static_cast<long>(field("next_batch"));
-  o.train_samples = static_cast<std::int64_t>(field("train_samples"));
-  o.batch_size = static_cast<long>(field("batch_size"));
-  o.accumulate_steps = static_cast<long>(field("accumulate_steps"));
+  o.next_batch = static_cast<long>(field(kNextBatch));
+  o.train_samples = static_cast<std::int64_t>(field(kTrainSamples));
+  o.batch_size = static_cast<long>(field(kBatchSize));
+  o.accumulate_steps = static_cast<long>(field(kAccumulateSteps));
   o.passes = parse_passes(*open, o, world_size, bad);
   return o;
 }
 
 std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json& meta, const BadMeta& bad) {
-  auto callbacks = meta.find("callbacks");
+  auto callbacks = meta.find(kCallbacks);
   if (callbacks == meta.end() || !callbacks->is_array())
     throw bad("\"callbacks\" must be a list of {\"plugin\": NAME, \"state\": ...}");
   std::vector<CheckpointMeta::CallbackState> out;
@@ -144,11 +146,11 @@ std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json&
     const std::string at = "callbacks[" + std::to_string(i) + "]";
     if (!entry.is_object()) throw bad(at + " must be an object, got " + entry.dump());
     CheckpointMeta::CallbackState cb;
-    if (auto p = entry.find("plugin"); p != entry.end()) {
+    if (auto p = entry.find(kPlugin); p != entry.end()) {
       if (!p->is_string()) throw bad(at + ".plugin must be a string, got " + p->dump());
       cb.plugin = p->get<std::string>();
     }
-    if (auto st = entry.find("state"); st != entry.end()) cb.state = *st;
+    if (auto st = entry.find(kState); st != entry.end()) cb.state = *st;
     out.push_back(std::move(cb));
   }
   return out;
@@ -157,7 +159,7 @@ std::vector<CheckpointMeta::CallbackState> parse_callbacks(const nlohmann::json&
 // "files": plain file name -> checksum (optional).
 std::vector<std::pair<std::string, std::string>> parse_files(const nlohmann::json& meta, const BadMeta& bad) {
   std::vector<std::pair<std::string, std::string>> out;
-  auto files = meta.find("files");
+  auto files = meta.find(kFiles);
   if (files == meta.end()) return out;
   if (!files->is_object()) throw bad("\"files\" must map file names to checksums");
   for (auto it = files->begin(); it != files->end(); ++it) {
@@ -171,11 +173,11 @@ std::vector<std::pair<std::string, std::string>> parse_files(const nlohmann::jso
 }
 
 std::optional<DataInfo> parse_data_info(const nlohmann::json& meta, const BadMeta& bad) {
-  auto info = meta.find("data_info");
+  auto info = meta.find(kDataInfo);
   if (info == meta.end()) return std::nullopt;
   DataInfo d;
-  auto shape = info->is_object() ? info->find("input_shape") : info->end();
-  auto classes = info->is_object() ? info->find("num_classes") : info->end();
+  auto shape = info->is_object() ? info->find(kInputShape) : info->end();
+  auto classes = info->is_object() ? info->find(kNumClasses) : info->end();
   if (shape == info->end() || classes == info->end() || !shape->is_array())
     throw bad("\"data_info\" must be {\"input_shape\": [...], \"num_classes\": N}");
   for (const auto& extent : *shape) {
@@ -190,20 +192,20 @@ std::optional<DataInfo> parse_data_info(const nlohmann::json& meta, const BadMet
 }
 
 std::optional<CheckpointMeta::Script> parse_script(const nlohmann::json& meta, const BadMeta& bad) {
-  auto script = meta.find("script");
+  auto script = meta.find(kScript);
   if (script == meta.end() || script->is_null()) return std::nullopt;
-  auto path = script->is_object() ? script->find("path") : script->end();
-  auto sha = script->is_object() ? script->find("sha256") : script->end();
+  auto path = script->is_object() ? script->find(kPath) : script->end();
+  auto sha = script->is_object() ? script->find(kSha256) : script->end();
   if (path == script->end() || sha == script->end() || !path->is_string() || !sha->is_string())
     throw bad("\"script\" must be {\"path\": FILE, \"sha256\": HEX}, got " + script->dump());
   return CheckpointMeta::Script{path->get<std::string>(), sha->get<std::string>()};
 }
 
 std::optional<CheckpointMeta::LossScale> parse_loss_scale(const nlohmann::json& meta, const BadMeta& bad) {
-  auto found = meta.find("loss_scale");
+  auto found = meta.find(kLossScale);
   if (found == meta.end() || found->is_null()) return std::nullopt;
-  const auto scale = found->is_object() ? found->find("scale") : found->end();
-  const auto tracker = found->is_object() ? found->find("growth_tracker") : found->end();
+  const auto scale = found->is_object() ? found->find(kScale) : found->end();
+  const auto tracker = found->is_object() ? found->find(kGrowthTracker) : found->end();
   std::optional<std::int64_t> good_steps;
   if (tracker != found->end()) good_steps = integer_in(*tracker, 0, INT32_MAX);
   if (scale == found->end() || !scale->is_number() || !(scale->get<double>() > 0) ||
@@ -225,9 +227,9 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   const BadMeta bad{where};
   if (!meta.is_object()) throw bad("expected a JSON object, got " + std::string(meta.type_name()));
 
-  auto format = meta.find("format");
+  auto format = meta.find(kFormat);
   if (format == meta.end() || !format->is_number() || *format != kCheckpointFormat)
-    throw ConfigError(where + ": format " + meta.value("format", nlohmann::json()).dump() +
+    throw ConfigError(where + ": format " + meta.value(kFormat, nlohmann::json()).dump() +
                       ", this skein reads format " + std::to_string(kCheckpointFormat));
 
   CheckpointMeta out;
@@ -236,27 +238,75 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   out.files = parse_files(meta, bad);
   out.data_info = parse_data_info(meta, bad);
   out.script = parse_script(meta, bad);
-  out.input_scaling = meta.value("input_scaling", nlohmann::json());
-  out.data_scaling = meta.value("data_scaling", nlohmann::json());
+  out.input_scaling = meta.value(kInputScaling, nlohmann::json());
+  out.data_scaling = meta.value(kDataScaling, nlohmann::json());
   out.loss_scale = parse_loss_scale(meta, bad);
-  if (auto only = meta.find("model_only"); only != meta.end()) {
+  if (auto only = meta.find(kModelOnly); only != meta.end()) {
     if (!only->is_boolean()) throw bad("\"model_only\" must be true or false, got " + only->dump());
     out.model_only = only->get<bool>();
   }
+  if (auto seed = meta.find(kSeed); seed != meta.end() && seed->is_number_unsigned()) out.seed = seed->get<std::uint64_t>();
+  if (auto model = meta.find(kModel); model != meta.end() && model->is_string()) out.model = model->get<std::string>();
   auto epoch = checkpoint_epoch(meta);
   if (!epoch)
-    throw bad("\"epoch\" must be an integer >= 0, got " + meta.value("epoch", nlohmann::json()).dump());
+    throw bad("\"epoch\" must be an integer >= 0, got " + meta.value(kEpoch, nlohmann::json()).dump());
   out.epoch = *epoch;
   // The number of ranks that wrote it: resume divides by it.
-  auto world = meta.find("world_size");
+  auto world = meta.find(kWorldSize);
   auto ranks = world == meta.end() ? std::nullopt : integer_in(*world, 1, INT_MAX);
   if (!ranks)
     throw bad("\"world_size\" must be an integer >= 1, got " +
               (world == meta.end() ? std::string("none") : world->dump()));
   out.world_size = static_cast<int>(*ranks);
   out.open_epoch = parse_open_epoch(meta, out.world_size, bad);
+  if (out.open_epoch) out.open_epoch->epoch = out.epoch + 1;
   return out;
 }
+
+nlohmann::json callback_states_json(const std::vector<CheckpointMeta::CallbackState>& states) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& cb : states) out.push_back({{kPlugin, cb.plugin}, {kState, cb.state}});
+  return out;
+}
+
+nlohmann::json checkpoint_meta_json(const CheckpointMeta& meta) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [file, checksum] : meta.files) files[file] = checksum;
+  nlohmann::json out = {{kFormat, kCheckpointFormat},
+                        {kEpoch, meta.epoch},
+                        {kLr, meta.lr},
+                        {kWorldSize, meta.world_size},
+                        {kSeed, meta.seed},
+                        {kModel, meta.model},
+                        {kCallbacks, callback_states_json(meta.callbacks)},
+                        {kFiles, files}};
+  if (meta.data_info)
+    out[kDataInfo] = {{kInputShape, meta.data_info->input_shape}, {kNumClasses, meta.data_info->num_classes}};
+  if (meta.script) out[kScript] = {{kPath, meta.script->path}, {kSha256, meta.script->sha256}};
+  if (!meta.input_scaling.is_null()) out[kInputScaling] = meta.input_scaling;
+  if (!meta.data_scaling.is_null()) out[kDataScaling] = meta.data_scaling;
+  if (meta.loss_scale)
+    out[kLossScale] = {{kScale, meta.loss_scale->scale}, {kGrowthTracker, meta.loss_scale->growth_tracker}};
+  if (const auto& o = meta.open_epoch) {
+    nlohmann::json& open = out[kOpenEpoch] = {{kEpoch, o->epoch},
+                                              {kNextBatch, o->next_batch},
+                                              {kTrainSamples, o->train_samples},
+                                              {kBatchSize, o->batch_size},
+                                              {kAccumulateSteps, o->accumulate_steps}};
+    if (!o->passes.empty()) {  // none: one segment, the checkpoint's world size's
+      nlohmann::json& passes = open[kPasses] = nlohmann::json::array();
+      for (const PassSegment& p : o->passes) passes.push_back({{kWorldSize, p.world_size}, {kBatches, p.batches_done}});
+    }
+  }
+  if (meta.model_only) out[kModelOnly] = true;
+  return out;
+}
+
+nlohmann::json open_epoch_rank_json(const OpenEpochRank& rank) {
+  return {{kRecord, rank.record}, {kCallbacks, callback_states_json(rank.callbacks)}, {kSeconds, rank.seconds}};
+}
+
+nlohmann::json open_epoch_ranks_json(nlohmann::json ranks) { return {{kRanks, std::move(ranks)}}; }
 
 std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size, const std::string& where) {
   const BadMeta bad{where, checkpoint_files::kOpenEpochParts};
@@ -266,16 +316,16 @@ std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int w
   } catch (const std::exception& e) {
     throw ConfigError(where + ": unreadable open_epoch.json: " + first_line(e.what()));
   }
-  auto ranks = doc.is_object() ? doc.find("ranks") : doc.end();
+  auto ranks = doc.is_object() ? doc.find(kRanks) : doc.end();
   if (ranks == doc.end() || !ranks->is_array() || ranks->size() != static_cast<std::size_t>(world_size))
     throw bad("\"ranks\" must list one entry per rank of the " + std::to_string(world_size) +
               " that wrote the checkpoint");
   std::vector<OpenEpochRank> out;
   for (const auto& entry : *ranks) {
     const std::string rank = std::to_string(out.size());
-    auto record = entry.is_object() ? entry.find("record") : entry.end();
-    auto seconds = entry.is_object() ? entry.find("seconds") : entry.end();
-    if (record == entry.end() || !record->is_object() || record->contains("batches") || seconds == entry.end() ||
+    auto record = entry.is_object() ? entry.find(kRecord) : entry.end();
+    auto seconds = entry.is_object() ? entry.find(kSeconds) : entry.end();
+    if (record == entry.end() || !record->is_object() || record->contains(kBatches) || seconds == entry.end() ||
         !seconds->is_number())
       throw bad("rank " + rank + ": expected {\"record\": {...}, \"callbacks\": [...], \"seconds\": S}");
     OpenEpochRank part;

@@ -29,10 +29,10 @@ std::optional<ProgramFile> program_file(const Model& model) {
 
 }  // namespace
 
-nlohmann::json script_pin(const Model& model) {
+std::optional<CheckpointMeta::Script> script_pin(const Model& model) {
   const auto file = program_file(model);
-  if (!file) return nullptr;
-  return {{"path", file->path}, {"sha256", file->sha256}};
+  if (!file) return std::nullopt;
+  return CheckpointMeta::Script{file->path, file->sha256};
 }
 
 void check_script_unchanged(const Model& model, const CheckpointMeta& meta, const std::string& where) {

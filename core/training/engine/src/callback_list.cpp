@@ -39,10 +39,9 @@ void CallbackList::notify_failure(TrainContext& context, const std::string& erro
   }
 }
 
-nlohmann::json CallbackList::states() const {
-  nlohmann::json states = nlohmann::json::array();
-  for (std::size_t i = 0; i < callbacks_.size(); ++i)
-    states.push_back({{"plugin", names_[i]}, {"state", callbacks_[i]->state()}});
+std::vector<CheckpointMeta::CallbackState> CallbackList::states() const {
+  std::vector<CheckpointMeta::CallbackState> states;
+  for (std::size_t i = 0; i < callbacks_.size(); ++i) states.push_back({names_[i], callbacks_[i]->state()});
   return states;
 }
 

@@ -122,8 +122,8 @@ OpenEpoch restore_open_epoch(const CheckpointMeta& meta, const std::string& dir,
   };
   const std::int64_t samples = parts.splits.train.size();
   differs("training samples", o.train_samples, samples);
-  differs("batch_size", o.batch_size, config.batch_size);
-  differs("accumulate_steps", o.accumulate_steps, config.accumulate_steps);
+  differs(run_key::kBatchSize, o.batch_size, config.batch_size);
+  differs(run_key::kAccumulateSteps, o.accumulate_steps, config.accumulate_steps);
   OpenEpoch open;
   open.next_batch = o.next_batch;
   const long epoch = meta.epoch + 1;
@@ -183,8 +183,7 @@ class PartsBefore {
     cuda_rng_ = device_generator_state(run);
     if (auto* stateful = dynamic_cast<ParallelState*>(parts.parallel.get())) parallel_ = stateful->state();
     if (parts.loss_scaler.enabled()) scale_ = {parts.loss_scaler.current_scale(), parts.loss_scaler.growth_tracker()};
-    for (const auto& s : parts.callbacks.states())
-      callbacks_.push_back({s.at("plugin").get<std::string>(), s.at("state")});
+    callbacks_ = parts.callbacks.states();
   }
 
   // Best effort, each part on its own: the error being reported matters more.

@@ -262,38 +262,30 @@ void CheckpointWriter::write_optimizer(const std::string& name, long epoch, cons
 }
 
 // trainer.json: what the tensors files do not say, and their checksums.
-nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const EpochPosition& at) const {
+CheckpointMeta CheckpointWriter::meta(const std::vector<std::pair<std::string, std::string>>& checksums,
+                                      const EpochPosition& at) const {
+  CheckpointMeta meta;
+  meta.epoch = at.open ? at.epoch - 1 : at.epoch;
   // libtorch's optimizer archive does not bring back a changed learning rate.
-  nlohmann::json lrs = nlohmann::json::array();
-  for (auto& group : parts_.optimizer->param_groups()) lrs.push_back(group.options().get_lr());
-  const DataInfo& info = parts_.data_info;
-  nlohmann::json meta = {{"format", kCheckpointFormat},
-                         {"epoch", at.epoch},
-                         {"lr", lrs},
-                         {"world_size", run_.world_size},
-                         {"seed", config_.seed},
-                         {"model", config_.model.record->name},
-                         {"data_info", {{"input_shape", info.input_shape}, {"num_classes", info.num_classes}}},
-                         {"callbacks", parts_.callbacks.states()},
-                         {"files", checksums}};
-  if (auto script = script_pin(*parts_.model); !script.is_null()) meta["script"] = script;
-  if (parts_.splits.scaling.active()) meta["input_scaling"] = parts_.splits.scaling.to_json();
-  if (parts_.splits.data_scaling) meta["data_scaling"] = data_scaling_json(*parts_.splits.data_scaling);
+  for (auto& group : parts_.optimizer->param_groups()) meta.lr.push_back(group.options().get_lr());
+  meta.world_size = run_.world_size;
+  meta.seed = config_.seed;
+  meta.model = config_.model.record->name;
+  meta.data_info = parts_.data_info;
+  meta.callbacks = parts_.callbacks.states();
+  meta.files = checksums;
+  meta.script = script_pin(*parts_.model);
+  if (parts_.splits.scaling.active()) meta.input_scaling = parts_.splits.scaling.to_json();
+  if (parts_.splits.data_scaling) meta.data_scaling = data_scaling_json(*parts_.splits.data_scaling);
   if (parts_.loss_scaler.enabled())
-    meta["loss_scale"] = {{"scale", parts_.loss_scaler.current_scale()},
-                          {"growth_tracker", parts_.loss_scaler.growth_tracker()}};
-  if (at.open) {
-    meta["epoch"] = at.epoch - 1;
-    meta["open_epoch"] = {{"epoch", at.epoch},
-                          {"next_batch", at.next_batch},
-                          {"train_samples", parts_.splits.train.size()},
-                          {"batch_size", config_.batch_size},
-                          {"accumulate_steps", config_.accumulate_steps}};
-    if (!at.passes.empty()) {  // none: one segment, this world size's
-      nlohmann::json& passes = meta["open_epoch"]["passes"] = nlohmann::json::array();
-      for (const PassSegment& p : at.passes) passes.push_back({{"world_size", p.world_size}, {"batches", p.batches_done}});
-    }
-  }
+    meta.loss_scale = CheckpointMeta::LossScale{parts_.loss_scaler.current_scale(), parts_.loss_scaler.growth_tracker()};
+  if (at.open)
+    meta.open_epoch = CheckpointMeta::OpenEpoch{at.epoch,
+                                                at.next_batch,
+                                                static_cast<std::int64_t>(parts_.splits.train.size()),
+                                                static_cast<long>(config_.batch_size),
+                                                static_cast<long>(config_.accumulate_steps),
+                                                at.passes};
   return meta;
 }
 
@@ -301,7 +293,7 @@ nlohmann::json CheckpointWriter::meta(const nlohmann::json& checksums, const Epo
 nlohmann::json CheckpointWriter::open_epoch_part(const EpochPosition& at) const {
   nlohmann::json record = history_.last();
   record.erase(history_key::kBatches);
-  return {{"record", record}, {"callbacks", parts_.callbacks.states()}, {"seconds", at.seconds}};
+  return open_epoch_rank_json({record, parts_.callbacks.states(), at.seconds});
 }
 
 struct CheckpointWriter::RankParts {
@@ -381,10 +373,10 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   const bool open = at.open && !parts.model_only;
-  nlohmann::json checksums = nlohmann::json::object();  // verified on resume
+  std::vector<std::pair<std::string, std::string>> checksums;  // verified on resume
   auto put = [&](const char* file, const std::string& bytes) {
     write_file_atomic((tmp / file).string(), bytes);
-    checksums[file] = crc64_hex(bytes);
+    checksums.emplace_back(file, crc64_hex(bytes));
     checkpoint_step();
   };
   // The model's files go straight to disk: a model of hundreds of MB is
@@ -404,7 +396,7 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
       if (sink.error() != 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(sink.error()));
       out.close();
       if (!out) throw std::runtime_error("cannot write " + path);
-      checksums[file] = summed.hex();
+      checksums.emplace_back(file, summed.hex());
     }
     fsync_path(path, O_RDONLY);
     checkpoint_step();
@@ -416,7 +408,7 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
     put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out); });
     if (open) {
       put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
-      put(checkpoint_files::kOpenEpochParts, nlohmann::json{{"ranks", ranks.open_ranks}}.dump() + "\n");
+      put(checkpoint_files::kOpenEpochParts, open_epoch_ranks_json(ranks.open_ranks).dump() + "\n");
       put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(ranks.open_batches, out); }));
     } else {
       put(checkpoint_files::kHistory, history_.dump() + "\n");
@@ -427,10 +419,11 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
     if (!ranks.parallel.empty())
       put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(ranks.parallel, out); }));
   }
-  nlohmann::json meta_json = meta(checksums, at);
-  if (parts.epoch >= 0) meta_json["epoch"] = parts.epoch;
-  if (parts.model_only) meta_json["model_only"] = true;
-  put(checkpoint_files::kMeta, encode_nonfinite(meta_json).dump(2) + "\n");  // last: marks it complete
+  CheckpointMeta written = meta(checksums, at);
+  if (parts.epoch >= 0) written.epoch = parts.epoch;
+  written.model_only = parts.model_only;
+  // last: marks it complete
+  put(checkpoint_files::kMeta, encode_nonfinite(checkpoint_meta_json(written)).dump(2) + "\n");
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
 }

@@ -33,6 +33,45 @@ inline constexpr const char* kOpenEpochBatches = "open_epoch.pt";
 inline constexpr const char* kMeta = "trainer.json";  // written last: marks it complete
 }  // namespace checkpoint_files
 
+// The keys of trainer.json and open_epoch.json, each named once: the writer
+// (checkpoint_meta_json, open_epoch_rank_json) and the readers
+// (parse_checkpoint_meta, parse_open_epoch_ranks) use these.
+namespace meta_key {
+inline constexpr const char* kFormat = "format";
+inline constexpr const char* kEpoch = "epoch";
+inline constexpr const char* kLr = "lr";
+inline constexpr const char* kWorldSize = "world_size";
+inline constexpr const char* kSeed = "seed";
+inline constexpr const char* kModel = "model";
+inline constexpr const char* kDataInfo = "data_info";
+inline constexpr const char* kInputShape = "input_shape";  // of data_info
+inline constexpr const char* kNumClasses = "num_classes";  // of data_info
+inline constexpr const char* kCallbacks = "callbacks";
+inline constexpr const char* kPlugin = "plugin";  // of a callback's entry
+inline constexpr const char* kState = "state";    // of a callback's entry
+inline constexpr const char* kFiles = "files";
+inline constexpr const char* kScript = "script";
+inline constexpr const char* kPath = "path";      // of script
+inline constexpr const char* kSha256 = "sha256";  // of script
+inline constexpr const char* kInputScaling = "input_scaling";
+inline constexpr const char* kDataScaling = "data_scaling";
+inline constexpr const char* kLossScale = "loss_scale";
+inline constexpr const char* kScale = "scale";                   // of loss_scale
+inline constexpr const char* kGrowthTracker = "growth_tracker";  // of loss_scale
+inline constexpr const char* kModelOnly = "model_only";
+inline constexpr const char* kOpenEpoch = "open_epoch";
+inline constexpr const char* kNextBatch = "next_batch";              // of open_epoch (and its "epoch")
+inline constexpr const char* kTrainSamples = "train_samples";        // of open_epoch
+inline constexpr const char* kBatchSize = "batch_size";              // of open_epoch
+inline constexpr const char* kAccumulateSteps = "accumulate_steps";  // of open_epoch
+inline constexpr const char* kPasses = "passes";                     // of open_epoch
+inline constexpr const char* kBatches = "batches";                   // of a pass (and its "world_size")
+// open_epoch.json: {"ranks": [{"record": ..., "callbacks": [...], "seconds": S}, ...]}
+inline constexpr const char* kRanks = "ranks";
+inline constexpr const char* kRecord = "record";
+inline constexpr const char* kSeconds = "seconds";
+}  // namespace meta_key
+
 struct CheckpointMeta {
   struct CallbackState {
     std::string plugin;     // "" when the entry names none
@@ -40,6 +79,10 @@ struct CheckpointMeta {
   };
   long epoch = 0;          // >= 0
   int world_size = 1;      // the ranks that wrote it, >= 1
+  // The run's seed and model plugin, for the reader's information (not
+  // checked: 0 and "" when absent or of another type).
+  std::uint64_t seed = 0;
+  std::string model;
   std::vector<double> lr;  // one per optimizer parameter group (may be NaN/inf)
   std::vector<CallbackState> callbacks;
   // CRC-64 (crc64_hex) of every other file of the checkpoint, by file name;
@@ -67,6 +110,7 @@ struct CheckpointMeta {
   // open_epoch.json and open_epoch.pt. The batching it was cut from is
   // recorded: a resume must batch alike to continue at the same sample.
   struct OpenEpoch {
+    long epoch = 0;       // the open epoch (written; read back as CheckpointMeta::epoch + 1)
     long next_batch = 0;  // >= 1
     std::int64_t train_samples = 0;
     long batch_size = 0;
@@ -98,6 +142,17 @@ struct OpenEpochRank {
 // Every rank's part, checked: `world_size` entries (the checkpoint's world size).
 SKEIN_EXPORT std::vector<OpenEpochRank> parse_open_epoch_ranks(const std::string& text, int world_size,
                                                                const std::string& where);
+
+// trainer.json's content for `meta` (the writer dumps it with non-finite
+// numbers encoded); parse_checkpoint_meta reads it back. Optional parts are
+// written when present: data_info, script, the scalings when not null,
+// loss_scale, open_epoch (its passes when not empty), model_only when true.
+SKEIN_EXPORT nlohmann::json checkpoint_meta_json(const CheckpointMeta& meta);
+// Callback states as trainer.json and open_epoch.json list them.
+SKEIN_EXPORT nlohmann::json callback_states_json(const std::vector<CheckpointMeta::CallbackState>& states);
+// One rank's entry of open_epoch.json, and the file's content for every rank's.
+SKEIN_EXPORT nlohmann::json open_epoch_rank_json(const OpenEpochRank& rank);
+SKEIN_EXPORT nlohmann::json open_epoch_ranks_json(nlohmann::json ranks);
 
 // Parses the text of a trainer.json. `where` names the checkpoint in errors
 // ("checkpoint DIR"). Throws ConfigError, and nothing else, when the text is

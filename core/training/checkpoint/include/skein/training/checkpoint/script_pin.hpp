@@ -2,6 +2,7 @@
 // A TorchScript model's (or an exported program's) file is its code: each checkpoint records the file's
 // SHA-256 ("script" in trainer.json), and resume, export and predict refuse
 // a file that changed since, unless the user accepts it.
+#include <optional>
 #include <string>
 
 #include "skein/training/checkpoint/checkpoint_meta.hpp"
@@ -11,10 +12,10 @@
 
 namespace skein::core {
 
-// {"path": P, "sha256": H} for a model made from a TorchScript file
-// (skein::ScriptedModel) or a torch.export program (skein::ExportedModel);
-// null for any other model.
-SKEIN_EXPORT nlohmann::json script_pin(const Model& model);
+// The file of a model made from a TorchScript file (skein::ScriptedModel) or
+// a torch.export program (skein::ExportedModel) and its SHA-256; nullopt for
+// any other model.
+SKEIN_EXPORT std::optional<CheckpointMeta::Script> script_pin(const Model& model);
 
 // Throws ConfigError naming the checkpoint (`where`) and the file when
 // `model`'s file differs from the one `meta` recorded; with

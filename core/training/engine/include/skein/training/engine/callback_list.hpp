@@ -32,8 +32,8 @@ class SKEIN_EXPORT CallbackList {
   // throw becomes a warning (the original failure matters more).
   void notify_failure(TrainContext& context, const std::string& error) const;
 
-  // [{"plugin": name, "state": ...}] in order, as checkpoints hold them.
-  nlohmann::json states() const;
+  // Every callback's state, in order, as checkpoints hold them.
+  std::vector<CheckpointMeta::CallbackState> states() const;
   // Loads the states matched by position and plugin name; one that does not
   // fit is a ConfigError naming `where` and the callback.
   void restore(const std::vector<CheckpointMeta::CallbackState>& states, const std::string& where) const;

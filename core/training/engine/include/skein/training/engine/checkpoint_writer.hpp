@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "skein/training/checkpoint/checkpoint_meta.hpp"
 #include "skein/training/config/config.hpp"
 #include "skein/detail/export.hpp"
 #include "skein/history.hpp"
@@ -73,7 +75,7 @@ class SKEIN_EXPORT CheckpointWriter {
   void send_optimizer_shard(const std::string& name, long epoch) const;
   // optimizer.pt on rank 0; other ranks' shards pass through files in `tmp`.
   void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out) const;
-  nlohmann::json meta(const nlohmann::json& checksums, const EpochPosition& at) const;
+  CheckpointMeta meta(const std::vector<std::pair<std::string, std::string>>& checksums, const EpochPosition& at) const;
   // Every rank's parts of a checkpoint, gathered on rank 0 (write()).
   struct RankParts;
   // The checkpoint's files into the new directory `tmp` (rank 0).
