@@ -9,6 +9,11 @@ Defaults, types and descriptions come from `skein plugins --json`, i.e. from
 each plugin's SKEIN_OPTION declarations, so the docs cannot drift from the
 code: the test `plugin_docs_are_current` runs --check. A plugin folder's
 README.md (its title line left out) is included under the plugin's heading.
+
+docs/config.md's table of the config's top-level keys is written by hand
+(its meanings say more than the schema's docs) and checked against the
+schema, `skein train --help`: the same keys in the same order, each with its
+type, and its default where the table gives one as JSON.
 """
 import glob, json, os, re, subprocess, sys
 
@@ -130,6 +135,29 @@ def with_table(text, table):
     return text[:start] + table + text[stop + len(END):]
 
 
+def config_keys_problems(exe):
+    """How docs/config.md's table of top-level keys differs from `skein train --help`."""
+    out = subprocess.run([exe, "train", "--help"], check=True, capture_output=True, text=True).stdout
+    schema = re.findall(r"^  ([a-z_]+) \(([a-z ]+), default (.*)\)$", out.split("config keys", 1)[-1], re.M)
+    table = re.search(r"top-level keys.*?\n((?:\|[^\n]*\n)+)", open(TABLE_DOC).read(), re.S)
+    rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \| ([^|]+) \|", table.group(1) if table else "", re.M)
+    where = os.path.relpath(TABLE_DOC, ROOT)
+    if [r[0] for r in rows] != [k[0] for k in schema]:
+        return [f"{where}: the top-level keys are {[r[0] for r in rows]}, the schema's {[k[0] for k in schema]}"]
+    problems = []
+    for (key, doc_type, doc_default), (_, kind, default) in zip(rows, schema):
+        if doc_type.split()[0] != kind:
+            problems.append(f"{where}: `{key}` is a {doc_type.strip()}, the schema says {kind}")
+        shown = doc_default.strip().strip("`")
+        try:
+            said = json.loads(shown)
+        except ValueError:
+            continue  # words: "required", "none", ...
+        if default == "required" or said != json.loads(default):
+            problems.append(f"{where}: `{key}` defaults to {shown}, the schema says {default}")
+    return problems
+
+
 def main():
     if sys.argv[1:] == ["--kinds"]:
         print(" ".join(KINDS))
@@ -154,6 +182,9 @@ def main():
                 f.write(text)
     if stale:
         sys.exit(f"stale plugin docs: {', '.join(stale)} (run scripts/plugin_docs.py {sys.argv[1]})")
+    problems = config_keys_problems(sys.argv[1])
+    if problems:
+        sys.exit("\n".join(problems))
 
 
 if __name__ == "__main__":
