@@ -74,12 +74,6 @@ def resolved_path(name, source, dirs):
     return ""
 
 
-def resolve(name, source, dirs):
-    """The layer of the header `name` included by `source`, or None (third-party)."""
-    path = resolved_path(name, source, dirs)
-    return layer_of(path) if path else None
-
-
 PART_CALLS = re.compile(r"skein_training_part\((\w+)((?:\s+CALLS)?[^)]*)\)")
 TRAINING = os.path.join(ROOT, "core", "training")
 
@@ -137,7 +131,8 @@ def main():
                 layer = layer_of(path)
                 text = open(path, errors="replace").read()
                 for m in INCLUDE.finditer(text):
-                    target = resolve(m.group(1), path, dirs)
+                    header = resolved_path(m.group(1), path, dirs)
+                    target = layer_of(header) if header else None
                     if (layer == "plugins" and f.startswith("test_") and m.group(1) == HARNESS
                             and target == "core/embed"):
                         continue
@@ -145,7 +140,7 @@ def main():
                     if target and target not in ALLOWED[layer]:
                         problems.append(f"{os.path.relpath(path, ROOT)}:{line}: includes {m.group(1)} "
                                         f"({target}/), a layer {layer}/ may not depend on")
-                    mine, theirs = part_of(path), part_of(resolved_path(m.group(1), path, dirs))
+                    mine, theirs = part_of(path), part_of(header)
                     if layer.startswith("launcher") and theirs and theirs != "run":
                         problems.append(f"{os.path.relpath(path, ROOT)}:{line}: includes {m.group(1)} "
                                         f"(core/training/{theirs}/); the launcher reaches training through "
