@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include "skein/torch_compat/optimizer_archive.hpp"
 #include "skein/training/checkpoint/checkpoint_meta.hpp"
 #include "test_support.hpp"
 
@@ -736,11 +737,9 @@ BOOST_AUTO_TEST_CASE(a_run_written_before_the_keys_were_declared_once_still_load
     ranks.push_back(skein::core::open_epoch_rank_json(rank));
   BOOST_TEST(skein::core::open_epoch_ranks_json(ranks) == load_json(step + "/open_epoch.json"));
 
-#if TORCH_VERSION_MAJOR == 1
-  // The resume, on the libtorch that wrote the run (Debian's 1.13). Under
-  // torch 2.x its optimizer.pt (SGD state saved by 1.13) crashes in
-  // SGD::step: resuming across libtorch versions is neither supported nor
-  // refused yet (closing note of 2026-12-06).
+  // The resume, under either libtorch: the run's optimizer.pt was written by
+  // 1.13, whose state keys 2.x reads wrongly unless they are rewritten first
+  // (torch_compat/optimizer_archive.hpp; before that, SIGSEGV in SGD::step).
   const std::string run = dir("old_run");
   BOOST_REQUIRE(test::run("cp -a " + old_run + " " + run).exit_code == 0);
   auto refused = skein("--resume " + run + " --set batch_size=4");
@@ -754,7 +753,43 @@ BOOST_AUTO_TEST_CASE(a_run_written_before_the_keys_were_declared_once_still_load
   BOOST_TEST(contains(resumed.out, "Resumed from " + run + "/checkpoints/epoch_0002"), resumed.out);
   BOOST_TEST(load_json(run + "/history.json").size() == 3u);
   BOOST_TEST(skein::core::read_checked_checkpoint(run + "/checkpoints/final").epoch == 3);
-#endif
+}
+
+// The old run's optimizer.pt (libtorch 1.13 keys each state by the
+// parameter's address in hex) loads each momentum buffer onto the parameter
+// it was saved for, under either libtorch: one SGD step with zero gradients
+// moves each parameter by -lr * momentum * its buffer.
+BOOST_AUTO_TEST_CASE(an_optimizer_archive_of_libtorch_1_13_loads_each_state_onto_its_parameter) {
+  const std::string file = SKEIN_SOURCE_DIR "/tests/data/run_0_1_api_3_6/checkpoints/epoch_0002/optimizer.pt";
+  torch::serialize::InputArchive saved;
+  saved.load_from(file);
+  torch::serialize::InputArchive groups;
+  torch::serialize::InputArchive group;
+  torch::serialize::InputArchive states;
+  saved.read("param_groups", groups);
+  groups.read("param_groups/0", group);
+  saved.read("state", states);
+  std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> buffers;
+  for (int i = 0; i < 4; ++i) {
+    c10::IValue key;
+    group.read("params/" + std::to_string(i), key);
+    BOOST_TEST(key.toStringRef().rfind("0x", 0) == 0u, key.toStringRef());  // 1.13's form
+    torch::serialize::InputArchive state;
+    states.read(key.toStringRef(), state);
+    c10::IValue buffer;
+    state.read("momentum_buffer", buffer);
+    buffers.push_back(buffer.toTensor());
+    params.push_back(torch::zeros_like(buffers.back()).requires_grad_());
+  }
+  torch::optim::SGD sgd(params, torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::serialize::InputArchive archive;
+  archive.load_from(file);
+  skein::torch_compat::load_optimizer(sgd, archive);
+  for (auto& p : params) p.mutable_grad() = torch::zeros_like(p);
+  sgd.step();
+  for (std::size_t i = 0; i < params.size(); ++i)
+    BOOST_TEST(torch::allclose(params[i], -0.1 * 0.9 * buffers[i]), "parameter " << i);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,7 @@
 #include "skein/training/checkpoint/script_pin.hpp"
 #include "skein/errors.hpp"
 #include "skein/io/input_file.hpp"
+#include "skein/torch_compat/optimizer_archive.hpp"
 #include "skein/training/device/tensor_bytes.hpp"
 #include "skein/training/data/training_data.hpp"
 
@@ -64,7 +65,7 @@ void restore_optimizer(RunParts& parts, const std::string& file, const std::vect
   archive.load_from(file, device);
   torch::optim::Optimizer& optimizer = *parts.optimizer;
   if (parts.shard_spans.empty())
-    optimizer.load(archive);
+    torch_compat::load_optimizer(optimizer, archive);
   else
     load_optimizer_shard(*parts.optimizer_factory, {optimizer, parts.step_pieces}, parts.model->parameters(), archive);
   auto& groups = optimizer.param_groups();

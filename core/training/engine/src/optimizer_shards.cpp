@@ -7,6 +7,8 @@
 
 #include <torch/serialize.h>
 
+#include "skein/torch_compat/optimizer_archive.hpp"
+
 namespace skein::core {
 
 namespace {
@@ -296,7 +298,7 @@ std::unique_ptr<torch::optim::Optimizer> consolidated_optimizer(
     {
       torch::serialize::InputArchive archive;
       shards.load(r, archive, params.empty() ? torch::Device(torch::kCPU) : params.front().device());
-      other->load(archive);
+      torch_compat::load_optimizer(*other, archive);
     }
     place_units(factory, *other, theirs, *whole);
   }
@@ -337,7 +339,7 @@ std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& facto
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,
                           torch::serialize::InputArchive& archive) {
   auto whole = factory.create(params);
-  whole->load(archive);
+  torch_compat::load_optimizer(*whole, archive);
   own.optimizer.state().clear();
   split_states(factory, *whole, own.optimizer, own.pieces);
 }
