@@ -268,6 +268,15 @@ BOOST_AUTO_TEST_CASE(config_errors_exit_2_with_one_line) {
   BOOST_TEST(one_error_line(typo), typo.err);
   BOOST_TEST(contains(typo.err, "did you mean 'batch_size'"), typo.err);
 
+  // The config given without --config is the config; a second word is refused.
+  auto bare = test::run(kSkein + " train " + tmp.str("nope.json"));
+  BOOST_TEST(bare.exit_code == 2);
+  BOOST_TEST(one_error_line(bare), bare.err);
+  BOOST_TEST(contains(bare.err, "cannot read config file '" + tmp.str("nope.json") + "'"), bare.err);
+  auto extra = test::run(kSkein + " train --config " + tmp.str("tiny.json") + " " + tmp.str("other.json"));
+  BOOST_TEST(extra.exit_code == 2);
+  BOOST_TEST(one_error_line(extra), extra.err);
+
   auto flag = test::run(kSkein + " train --bogus");
   BOOST_TEST(flag.exit_code == 2);
   BOOST_TEST(one_error_line(flag), flag.err);

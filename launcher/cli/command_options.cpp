@@ -96,7 +96,7 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
   LaunchOptions& launch_opts = out.launch;
   po::options_description opts("skein train options");
   opts.add_options()("help,h", "show this help")(
-      "config,c", po::value(&req.sources.config_path), "JSON config file")(
+      "config,c", po::value(&req.sources.config_path), "JSON config file (also the first positional argument)")(
       "plugin,p", po::value(&req.sources.plugins)->composing(),
       "activate a plugin: NAME[:key=value,...] or PATH.so[:key=value,...] (repeatable)")(
       "set,s", po::value(&req.sources.sets)->composing(),
@@ -126,8 +126,12 @@ bool parse_train_args(const std::vector<std::string>& args, TrainArgs& out) {
       "(default 0)")(
       "quiet-ranks", po::bool_switch(&launch_opts.quiet_ranks), "show only rank 0's output (and errors)");
   opts.add(dist);
+  // `skein train FILE` is --config FILE; without this, Boost would drop the
+  // word and the run would fail later on a missing key.
+  po::positional_options_description positional;
+  positional.add("config", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
   if (!finish(vm,
               "usage: skein train --config FILE [--plugin SPEC]... [--set KEY=VALUE]... "
               "[--run-dir DIR] [--nproc-per-node N ...]\n\n",
