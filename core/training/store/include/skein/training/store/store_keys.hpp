@@ -2,6 +2,7 @@
 // Every key skein writes into a run's c10d store: the one table of them. All
 // start with "skein/"; those of one attempt of a run carry its run id, so the
 // attempts of a restarted run never read each other's values.
+#include <cstdint>
 #include <string>
 
 namespace skein::store_key {
@@ -29,6 +30,21 @@ inline std::string checkpoint_part(const std::string& run, const std::string& na
 // it was refused there), compared before the collective write.
 inline std::string session_checkpoint_name(const std::string& run, long call) {
   return "skein/session_save/" + run + "/" + std::to_string(call);
+}
+
+// Live recovery's agreements (quorum.hpp) in `scope` (the run id): for
+// generation g, each survivor's arrival ("alive/<id>", "arrived") and the
+// decision ("members"); the ids reported lost; the replacements' count, and
+// the generation that took replacement `id` in.
+inline std::string quorum(const std::string& scope, std::int64_t generation, const std::string& name) {
+  return "skein/quorum/" + scope + "/" + std::to_string(generation) + "/" + name;
+}
+inline std::string quorum_joiners(const std::string& scope) { return "skein/quorum/" + scope + "/joiners"; }
+inline std::string quorum_lost(const std::string& scope, int id) {
+  return "skein/quorum/" + scope + "/lost/" + std::to_string(id);
+}
+inline std::string quorum_taken_in(const std::string& scope, int id) {
+  return "skein/quorum/" + scope + "/taken_in/" + std::to_string(id);
 }
 
 // The launchers of a multi-node run (their own rendezvous store).
