@@ -12,6 +12,7 @@
 // Runs STEPS committed steps, and on past them until the group has
 // FINAL_MEMBERS members (so that a replacement started late is still taken in).
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -71,6 +72,10 @@ int main(int argc, char** argv) {
   const std::chrono::milliseconds timeout(std::atol(argv[6]));
   const bool joiner = argc > 7 && std::string(argv[7]) == "join";
   torch::set_num_threads(1);
+  // A write to a peer that is gone must fail as an error to recover from,
+  // not end this process (Gloo's sends do not all pass MSG_NOSIGNAL: a
+  // stopped worker resumed after the others moved on died of SIGPIPE).
+  std::signal(SIGPIPE, SIG_IGN);
 
   c10::intrusive_ptr<c10d::Store> store =
       c10::make_intrusive<c10d::TCPStore>("127.0.0.1", skein::tcp_store_options(port, false, 1, 120));
