@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include <boost/filesystem.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "skein/io/store.hpp"
@@ -84,6 +85,21 @@ BOOST_AUTO_TEST_CASE(one_reported_lost_is_not_waited_for) {
   Quorum(*agent, "run", options()).report_lost(1);
   const auto next = all_after_failure(stores, Membership::initial(3), {0, 2}, 600000);
   for (const auto& m : next) BOOST_TEST(m.members == std::vector<int>({0, 2}));
+}
+
+// The same over a FileStore, the store skein train's launcher gives the
+// processes of one machine (its compareSet and check are the file's own).
+BOOST_AUTO_TEST_CASE(a_file_store_reaches_the_same_decision) {
+  const std::string file = boost::filesystem::unique_path(boost::filesystem::temp_directory_path() /
+                                                          "skein-quorum-%%%%%%%%").string();
+  std::vector<std::future<Membership>> calls;
+  for (int id : {0, 2})
+    calls.push_back(std::async(std::launch::async, [&, id] {
+      auto store = skein::open_file_store(file, 2, 60);
+      return Quorum(*store, "run", options()).after_failure(Membership::initial(3), id);
+    }));
+  for (auto& c : calls) BOOST_TEST(c.get().members == std::vector<int>({0, 2}));
+  boost::filesystem::remove(file);
 }
 
 BOOST_AUTO_TEST_CASE(the_leader_lost_the_lowest_survivor_leads) {
