@@ -89,13 +89,12 @@ Membership Quorum::after_failure(const Membership& current, int self) {
   };
   // The last of all to arrive decides at once; the others wait for a
   // decision until all are accounted for or the window closes, then propose
-  // who is there.
+  // who is there (a decision already made wins over the proposal).
   if (arrived < static_cast<std::int64_t>(current.members.size())) {
     const auto deadline = Clock::now() + options_.window;
     while (!store_.check({decision}) && !all_accounted() && Clock::now() < deadline)
       std::this_thread::sleep_for(options_.poll);
   }
-  if (store_.check({decision})) return parse_membership(store_get(store_, decision));
   for (int id : current.members)
     if (alive(id)) next.members.push_back(id);
   return decided(next.generation, membership_json(next));
