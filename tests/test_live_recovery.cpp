@@ -70,7 +70,19 @@ class Job {
   }
 
   // Blocks until the store has `key` (set by a worker), up to a minute.
-  void wait_for(const std::string& key) { server_->wait({key}, 60s); }
+  // Polled: libtorch 1.13's TCPStore wakes no waiter for a key that
+  // compareSet made (the quorum's decisions).
+  void wait_for(const std::string& key) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!server_->check({key})) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::string logs;
+        for (const auto& [id, pid] : pids_) logs += "\n--- worker " + std::to_string(id) + ":\n" + log(id);
+        BOOST_FAIL("no " << key << " within a minute; the workers' output:" << logs);
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  }
   // Until worker `key_id` has committed `step` steps (its own progress count).
   void wait_for_progress(int key_id, long step) {
     const std::string key = "progress/" + std::to_string(key_id);

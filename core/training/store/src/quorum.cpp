@@ -67,7 +67,9 @@ std::string Quorum::key(std::int64_t generation, const std::string& name) const 
 std::string Quorum::group_prefix(std::int64_t generation) const { return key(generation, "group/"); }
 
 // The first proposal for `generation` is its decision (compareSet sets a key
-// that is not there yet and otherwise returns what is there).
+// that is not there yet and otherwise returns what is there). Nobody may
+// wait() for that key: libtorch 1.13's TCPStore wakes no waiter for a key
+// compareSet made, so it is polled with check().
 Membership Quorum::decided(std::int64_t generation, const std::string& proposal) {
   const std::vector<std::uint8_t> none;
   const std::vector<std::uint8_t> mine(proposal.begin(), proposal.end());
