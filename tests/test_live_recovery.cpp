@@ -73,25 +73,13 @@ class Job {
   // Polled: libtorch 1.13's TCPStore wakes no waiter for a key that
   // compareSet made (the quorum's decisions).
   void wait_for(const std::string& key) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!server_->check({key})) {
-      if (std::chrono::steady_clock::now() >= deadline) {
-        std::string logs;
-        for (const auto& [id, pid] : pids_) logs += "\n--- worker " + std::to_string(id) + ":\n" + log(id);
-        BOOST_FAIL("no " << key << " within a minute; the workers' output:" << logs);
-      }
-      std::this_thread::sleep_for(1ms);
-    }
+    until(60s, [&] { return server_->check({key}); }, "no " + key);
   }
   // Until worker `key_id` has committed `step` steps (its own progress count).
   void wait_for_progress(int key_id, long step) {
     const std::string key = "progress/" + std::to_string(key_id);
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (server_->add(key, 0) < step) {
-      BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline,
-                            "worker " << key_id << " did not reach step " << step << ": " << log(key_id));
-      std::this_thread::sleep_for(1ms);
-    }
+    until(60s, [&] { return server_->add(key, 0) >= step; },
+          "worker " + std::to_string(key_id) + " did not reach step " + std::to_string(step));
   }
   void signal(int key_id, int sig) { BOOST_REQUIRE(::kill(pids_.at(key_id), sig) == 0); }
   // SIGKILL, and once it is gone, said in the store as a launcher's agent says it.
@@ -99,23 +87,19 @@ class Job {
     signal(key_id, SIGKILL);
     int status = 0;
     BOOST_REQUIRE(::waitpid(pids_.at(key_id), &status, 0) == pids_.at(key_id));
-    exit_codes_[key_id] = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    exit_codes_[key_id] = exit_code(status);
     skein::core::Quorum(*server_, "test", {}).report_lost(key_id);
   }
 
   // Every worker's exit (the signal's negative when killed), bounded.
   std::map<int, int> wait_all() {
-    const auto deadline = std::chrono::steady_clock::now() + 240s;
-    while (exit_codes_.size() < pids_.size()) {
+    until(240s, [&] {
       for (auto& [id, pid] : pids_) {
-        if (exit_codes_.count(id)) continue;
         int status = 0;
-        if (::waitpid(pid, &status, WNOHANG) == pid)
-          exit_codes_[id] = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        if (!exit_codes_.count(id) && ::waitpid(pid, &status, WNOHANG) == pid) exit_codes_[id] = exit_code(status);
       }
-      BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "a worker did not end");
-      std::this_thread::sleep_for(5ms);
-    }
+      return exit_codes_.size() == pids_.size();
+    }, "a worker did not end");
     return exit_codes_;
   }
 
@@ -148,6 +132,23 @@ class Job {
   }
 
  private:
+  static int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status); }
+
+  // Polls `done` every millisecond; past `bound`, fails with `what` and
+  // every worker's output.
+  template <class Done>
+  void until(std::chrono::seconds bound, Done done, const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::string logs;
+        for (const auto& [id, pid] : pids_) logs += "\n--- worker " + std::to_string(id) + ":\n" + log(id);
+        BOOST_FAIL(what << " within " << bound.count() << " s; the workers' output:" << logs);
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+
   Options o_;
   test::TempDir tmp_;
   c10::intrusive_ptr<c10d::TCPStore> server_;

@@ -16,6 +16,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Polls `done` every `poll` until it holds (true) or `deadline` passes
+// (false). Polled, not store.wait(): libtorch 1.13's TCPStore wakes no
+// waiter for a key compareSet made, and a timed-out wait leaves its client
+// out of step with the server.
+template <class Done>
+bool poll_until(Clock::time_point deadline, std::chrono::milliseconds poll, Done done) {
+  while (!done()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
+  return true;
+}
 
 std::string membership_json(const Membership& m) {
   return nlohmann::json{{"generation", m.generation}, {"members", m.members}, {"joiners_seen", m.joiners_seen}}
@@ -67,9 +79,8 @@ std::string Quorum::key(std::int64_t generation, const std::string& name) const 
 std::string Quorum::group_prefix(std::int64_t generation) const { return key(generation, "group/"); }
 
 // The first proposal for `generation` is its decision (compareSet sets a key
-// that is not there yet and otherwise returns what is there). Nobody may
-// wait() for that key: libtorch 1.13's TCPStore wakes no waiter for a key
-// compareSet made, so it is polled with check().
+// that is not there yet and otherwise returns what is there). Nobody
+// wait()s for that key (poll_until says why).
 Membership Quorum::decided(std::int64_t generation, const std::string& proposal) {
   const std::vector<std::uint8_t> none;
   const std::vector<std::uint8_t> mine(proposal.begin(), proposal.end());
@@ -92,11 +103,9 @@ Membership Quorum::after_failure(const Membership& current, int self) {
   // The last of all to arrive decides at once; the others wait for a
   // decision until all are accounted for or the window closes, then propose
   // who is there (a decision already made wins over the proposal).
-  if (arrived < static_cast<std::int64_t>(current.members.size())) {
-    const auto deadline = Clock::now() + options_.window;
-    while (!store_.check({decision}) && !all_accounted() && Clock::now() < deadline)
-      std::this_thread::sleep_for(options_.poll);
-  }
+  if (arrived < static_cast<std::int64_t>(current.members.size()))
+    poll_until(Clock::now() + options_.window, options_.poll,
+               [&] { return store_.check({decision}) || all_accounted(); });
   for (int id : current.members)
     if (alive(id)) next.members.push_back(id);
   return decided(next.generation, membership_json(next));
@@ -130,15 +139,9 @@ Membership Quorum::grow(const Membership& current, std::int64_t asked) {
 
 Membership Quorum::wait_to_be_taken_in(int self, std::chrono::milliseconds timeout) {
   const std::string taken_in = store_key::quorum_taken_in(scope_, self);
-  const auto deadline = Clock::now() + timeout;
-  // Polled, not store.wait with a timeout: a timed-out wait leaves libtorch
-  // 1.13's TCPStore client out of step with its server.
-  while (!store_.check({taken_in})) {
-    if (Clock::now() >= deadline)
-      throw std::runtime_error("replacement " + std::to_string(self) + ": no generation took it in within " +
-                               std::to_string(timeout.count()) + " ms");
-    std::this_thread::sleep_for(options_.poll);
-  }
+  if (!poll_until(Clock::now() + timeout, options_.poll, [&] { return store_.check({taken_in}); }))
+    throw std::runtime_error("replacement " + std::to_string(self) + ": no generation took it in within " +
+                             std::to_string(timeout.count()) + " ms");
   const auto generation = std::stoll(store_get(store_, taken_in));
   return parse_membership(store_get(store_, key(generation, "members")));
 }
