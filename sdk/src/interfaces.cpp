@@ -5,6 +5,7 @@
 #include "skein/context.hpp"
 #include "skein/dataset.hpp"
 #include "skein/history_backend.hpp"
+#include "skein/live_recovery.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/model.hpp"
@@ -29,6 +30,8 @@ Parallel::~Parallel() = default;
 ParallelState::~ParallelState() = default;
 ShardedOptimizer::~ShardedOptimizer() = default;
 ShardedInSpans::~ShardedInSpans() = default;
+RegroupingParallel::~RegroupingParallel() = default;
+WorldChangeListener::~WorldChangeListener() = default;
 Loss::~Loss() = default;
 // Beside the destructor: Loss's vtable is emitted here and names them.
 void Loss::check_targets(const torch::Tensor&, const DataInfo&, const std::string&) const {}

@@ -60,7 +60,7 @@ StoreHistory::StoreHistory(c10::intrusive_ptr<c10d::Store> store, const skein::R
 StoreHistory::~StoreHistory() = default;
 
 void StoreHistory::sync_epoch(skein::History& history) {
-  const std::string epoch = "e" + std::to_string(history.size()) + "/";
+  const std::string epoch = generation_ + "e" + std::to_string(history.size()) + "/";
   const std::string mine = history.batches().to_bytes();
   const int world = run_.world_size;
   if (world == 1) {
@@ -99,12 +99,18 @@ void StoreHistory::close() {
   if (closed_) return;
   closed_ = true;
   // The last rank to close says so; rank 0 (which may host the store) waits for it.
-  if (store_->add("closed", 1) == run_.world_size) skein::store_set(*store_, "all_closed", "1");
+  const std::string closed = generation_ + "closed", all_closed = generation_ + "all_closed";
+  if (store_->add(closed, 1) == run_.world_size) skein::store_set(*store_, all_closed, "1");
   if (run_.rank == 0) {
-    store_->wait({"all_closed"});
-    store_->deleteKey("closed");
-    store_->deleteKey("all_closed");
+    store_->wait({all_closed});
+    store_->deleteKey(closed);
+    store_->deleteKey(all_closed);
   }
+}
+
+void StoreHistory::on_world_change(const skein::RunInfo& run, std::int64_t generation) {
+  run_ = run;
+  generation_ = "g" + std::to_string(generation) + "/";
 }
 
 }  // namespace skein_history

@@ -13,6 +13,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "skein/history_backend.hpp"
+#include "skein/live_recovery.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
@@ -24,7 +25,10 @@ inline std::string store_prefix(const std::string& run) { return "skein/history/
 inline std::string filestore_ready_key(const std::string& run) { return "skein/history/filestore_ready/" + run; }
 inline std::string tcpstore_port_key(const std::string& run) { return "skein/history/tcp_port/" + run; }
 
-class StoreHistory : public skein::HistoryBackend {
+// Live recovery (skein/live_recovery.hpp): after a change of membership the
+// ranks and world size are the new ones, and the keys of each membership are
+// apart from those a lost rank may have left half written.
+class StoreHistory : public skein::HistoryBackend, public skein::WorldChangeListener {
  public:
   // `store` is private to this backend or already prefixed by the caller.
   StoreHistory(c10::intrusive_ptr<c10d::Store> store, const skein::RunInfo& run);
@@ -33,6 +37,7 @@ class StoreHistory : public skein::HistoryBackend {
   // Waits until every rank has closed, so the store may go away after it.
   void close() override;
   bool synchronizes_ranks() const override { return true; }
+  void on_world_change(const skein::RunInfo& run, std::int64_t generation) override;
   std::size_t round_trips() const { return round_trips_; }
 
  protected:
@@ -42,6 +47,7 @@ class StoreHistory : public skein::HistoryBackend {
  private:
   std::size_t round_trips_ = 0;
   bool closed_ = false;
+  std::string generation_;  // the membership's key prefix ("" for the first)
 };
 
 // The run's store under a prefix of this run's id, so that runs sharing a

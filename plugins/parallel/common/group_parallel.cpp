@@ -28,21 +28,33 @@ bool uses_nccl(const skein::PluginArgs& args, const GroupOptions& o) {
   return true;
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args, const std::string& who,
-                                                  const GroupOptions& o) {
-  const bool nccl = uses_nccl(args, o);
-  const skein::RunInfo& run = args.run;
-  if (run.world_size == 1) return {};  // nothing to synchronise
-  if (!args.store || !*args.store)
-    throw skein::ConfigError("parallel '" + who + "': WORLD_SIZE is " + std::to_string(run.world_size) +
-                             " but the run has no store (start it with skein train --nproc-per-node)");
-  auto store = c10::make_intrusive<c10d::PrefixStore>("skein/" + who + "/" + run.run_id + "/", args.store->store);
-  auto pg_opts = c10d::ProcessGroupGloo::Options::create(skein::to_millis(run.timeout_s));
-  std::string host = o.gloo_host;
-  if (host.empty() && !run.multi_node) host = "127.0.0.1";  // one machine: loopback only
+GroupMaker group_maker(const skein::PluginArgs& args, const GroupOptions& o) {
+  GroupMaker maker;
+  maker.nccl = uses_nccl(args, o);
+  if (args.store && *args.store) maker.store = args.store->store;
+  maker.host = o.gloo_host;
+  if (maker.host.empty() && !args.run.multi_node) maker.host = "127.0.0.1";  // one machine: loopback only
+  return maker;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> GroupMaker::make(const std::string& prefix, int rank, int world,
+                                                        double timeout_s) const {
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  auto pg_opts = c10d::ProcessGroupGloo::Options::create(skein::to_millis(timeout_s));
   pg_opts->devices.push_back(host.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
                                           : c10d::ProcessGroupGloo::createDeviceForHostname(host));
-  return skein::torch_compat::make_process_group(store, run.rank, run.world_size, pg_opts, nccl);
+  return skein::torch_compat::make_process_group(prefixed, rank, world, pg_opts, nccl);
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(const skein::PluginArgs& args, const std::string& who,
+                                                  const GroupOptions& o) {
+  const GroupMaker maker = group_maker(args, o);
+  const skein::RunInfo& run = args.run;
+  if (run.world_size == 1) return {};  // nothing to synchronise
+  if (!maker.store)
+    throw skein::ConfigError("parallel '" + who + "': WORLD_SIZE is " + std::to_string(run.world_size) +
+                             " but the run has no store (start it with skein train --nproc-per-node)");
+  return maker.make("skein/" + who + "/" + run.run_id + "/", run.rank, run.world_size, run.timeout_s);
 }
 
 void broadcast_in_place(const c10::intrusive_ptr<c10d::ProcessGroup>& group, const std::vector<torch::Tensor>& tensors,

@@ -37,6 +37,17 @@ struct GroupOptions {
 // args.options.fail, where it cannot work).
 bool uses_nccl(const skein::PluginArgs& args, const GroupOptions& o);
 
+// How plugin `who` makes its process groups, kept from its arguments so that
+// groups can be made after construction (live recovery makes one per membership).
+struct GroupMaker {
+  c10::intrusive_ptr<c10d::Store> store;  // the run's; null without one
+  std::string host;                       // Gloo's device ("": the host's address)
+  bool nccl = false;
+  // A group of `world` processes with its keys under `prefix` of the store.
+  c10::intrusive_ptr<c10d::ProcessGroup> make(const std::string& prefix, int rank, int world, double timeout_s) const;
+};
+GroupMaker group_maker(const skein::PluginArgs& args, const GroupOptions& o);
+
 // The run's process group for plugin `who` (its keys under one prefix per
 // plugin and run in the run's store); null for a run of one process. A run
 // of several without a store is a ConfigError.

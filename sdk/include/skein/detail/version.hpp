@@ -9,6 +9,8 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.8: skein::RegroupingParallel and skein::WorldChangeListener (skein/live_recovery.hpp;
+//      new optional bases, no vtable changed): live recovery from a lost rank.
 // 3.7: TrainContext::settings() (a virtual at its end: plugins call it, only the
 //      host implements TrainContext), skein::RunSettings and skein::run_key (the
 //      config's top-level keys by name), in skein/run.hpp.
@@ -43,7 +45,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 7
+#define SKEIN_API_MINOR 8
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x
