@@ -352,7 +352,7 @@ void Session::finish() {
     s.trainer->write_final_model();  // the model to export or predict with (main rank)
   }
   if (s.dir && s.trainer->epoch() > 0) s.dir->commit_new_run();
-  if (s.trainer->epoch() > 0) check_integrity(*s.trainer, s.run, s.store);  // run.json: did the ranks agree?
+  if (s.trainer->epoch() > 0) check_integrity(*s.trainer, s.store);  // run.json: did the ranks agree?
   s.log.stream().flush();
 }
 

@@ -243,7 +243,7 @@ class PartsBefore {
 // Every file of the checkpoint into the parts (restore_checkpoint puts
 // them back as they were when one fails).
 Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunParts& parts, History& history,
-                       const RunConfig& config, const RunInfo& run) {
+                       const RunConfig& config, const RunInfo& run, bool live) {
   const std::string where = "checkpoint " + dir;
   const bool resized = meta.world_size != run.world_size;
   torch::NoGradGuard no_grad;
@@ -254,7 +254,7 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
   load_part(where, checkpoint_files::kOptimizer,
             [&] { restore_optimizer(parts, file(checkpoint_files::kOptimizer), meta.lr, device); });
   Restored restored;
-  if (!resized) {
+  if (!resized && !live) {
     load_part(where, checkpoint_files::kRng, [&] { restore_rng(file(checkpoint_files::kRng), run); });
     load_part(where, checkpoint_files::kCudaRng, [&] { restore_cuda_rng(file(checkpoint_files::kCudaRng), run); });
     load_part(where, checkpoint_files::kParallel,
@@ -265,10 +265,10 @@ Restored restore_parts(const CheckpointMeta& meta, const std::string& dir, RunPa
     seed_generators(run, mixed_seed(mixed_seed(mixed_seed(config.seed, static_cast<std::uint64_t>(meta.epoch)),
                                                static_cast<std::uint64_t>(next_batch)),
                                     static_cast<std::uint64_t>(run.rank)));
-    restored.world_size_was = meta.world_size;
-    restored.note = "World size " + std::to_string(meta.world_size) + " -> " + std::to_string(run.world_size) +
+    if (resized) restored.world_size_was = meta.world_size;
+    if (resized) restored.note = "World size " + std::to_string(meta.world_size) + " -> " + std::to_string(run.world_size) +
                     " (" + where + "): each rank's random streams seeded again from the seed, the position and its rank";
-    if (dynamic_cast<ParallelState*>(parts.parallel.get()) && fs::exists(file(checkpoint_files::kParallel)))
+    if (resized && dynamic_cast<ParallelState*>(parts.parallel.get()) && fs::exists(file(checkpoint_files::kParallel)))
       restored.note += "; the parallel wrapper's per-rank state (e.g. PowerSGD's error feedback) starts afresh";
   }
   load_part(where, checkpoint_files::kHistory, [&] { history = History::load(file(checkpoint_files::kHistory)); });
@@ -316,10 +316,10 @@ Restored restore_checkpoint(const std::string& dir, const CheckpointMeta& meta, 
                       std::to_string(meta.epoch + 1) + " or more (--set max_epochs=" +
                       std::to_string(meta.epoch + 1) + ")");
   check_script_unchanged(*parts.model, meta, where);
-  if (!options.undo_on_failure) return restore_parts(meta, dir, parts, history, config, run);
+  if (!options.undo_on_failure) return restore_parts(meta, dir, parts, history, config, run, options.live);
   PartsBefore before(parts, history, run);
   try {
-    return restore_parts(meta, dir, parts, history, config, run);
+    return restore_parts(meta, dir, parts, history, config, run, options.live);
   } catch (...) {
     before.put_back();
     throw;

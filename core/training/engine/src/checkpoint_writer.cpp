@@ -199,7 +199,9 @@ std::vector<std::uint8_t> CheckpointWriter::take_part(const std::string& name, l
 }
 
 std::vector<std::string> CheckpointWriter::gather_on_main(const std::string& name, long epoch,
-                                                          const std::string& part, std::string mine) const {
+                                                          const std::string& part, std::string mine,
+                                                          bool alone) const {
+  if (alone) return std::vector<std::string>(static_cast<std::size_t>(run_.world_size), mine);
   if (run_.world_size == 1) return {std::move(mine)};
   if (!run_.is_main()) {
     store_set(*store_->store, part_key(name, epoch, part, run_.rank), mine);
@@ -309,12 +311,12 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   std::vector<torch::Tensor> rng_states;
   if (!parts.model_only)
     for (const auto& bytes :
-         gather_on_main(name, at.epoch, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state())))
+         gather_on_main(name, at.epoch, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state()), parts.alone))
       rng_states.push_back(tensor_of(bytes));
   std::vector<torch::Tensor> cuda_rng_states;
   if (!parts.model_only) {
     bool any = false;
-    for (const auto& bytes : gather_on_main(name, at.epoch, "rng_cuda", device_generator_state(run_))) {
+    for (const auto& bytes : gather_on_main(name, at.epoch, "rng_cuda", device_generator_state(run_), parts.alone)) {
       cuda_rng_states.push_back(tensor_of(bytes));
       any = any || !bytes.empty();
     }
@@ -325,23 +327,23 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   std::vector<torch::Tensor> open_batches;
   nlohmann::json open_ranks = nlohmann::json::array();
   if (open) {
-    for (const auto& bytes : gather_on_main(name, at.epoch, "open_batches", history_.batches().to_bytes()))
-      open_batches.push_back(tensor_of(bytes));
-    for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump()))
+    for (const auto& bytes : gather_on_main(name, at.epoch, "open_batches", history_.batches().to_bytes(), parts.alone))
+      open_batches.push_back(tensor_of(open_batches.empty() || !parts.alone ? bytes : BatchLog{}.to_bytes()));
+    for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump(), parts.alone))
       open_ranks.push_back(nlohmann::json::parse(text));
   }
   std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
   if (stateful) {
     bool any = false;
-    for (const auto& bytes : gather_on_main(name, at.epoch, "parallel", stateful->state())) {
+    for (const auto& bytes : gather_on_main(name, at.epoch, "parallel", stateful->state(), parts.alone)) {
       parallel_states.push_back(tensor_of(bytes));
       any = any || !bytes.empty();
     }
     if (!any) parallel_states.clear();
   }
   // Last of the parts: it waits for rank 0 to read it, after the model's files.
-  if (!parts.model_only) send_optimizer_shard(name, at.epoch);
+  if (!parts.model_only && !parts.alone) send_optimizer_shard(name, at.epoch);
   if (!run_.is_main()) return;
 
   const fs::path root_path(root_dir);

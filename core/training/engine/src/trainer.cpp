@@ -13,6 +13,7 @@
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/engine/epoch_summary.hpp"
+#include "skein/training/checkpoint/checkpoint_blob.hpp"
 
 namespace skein::core {
 
@@ -44,7 +45,10 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
                 config_.loss.record->name, config_.precision, device_.device, &log_}),
       train_step_(step_parts(), config_.accumulate_steps, &parts_.loss_scaler),
       eval_step_(step_parts()),
-      checkpoints_(parts_, history_, config_, run_, store) {
+      checkpoints_(parts_, history_, config_, run_, store),
+      store_(store) {
+  live_ = LiveRecovery::make(*parts_.parallel, run_, store_, false);
+  if (live_) check_live_history();
   if (parts_.data)
     batches_per_epoch_ = train_batches_per_epoch(parts_.splits.train.size(), run_.world_size, config_.batch_size);
   log_ << "Device: " << run_.device << " (" << device_.why << ")";
@@ -62,13 +66,13 @@ StepParts Trainer::step_parts() {
 EpochPosition Trainer::position() const {
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - epoch_started_;
   std::vector<PassSegment> passes = pass_before_;
-  passes.push_back({run_.world_size, epoch_batches_ - segment_first_batch_});
+  passes.push_back({segment_world_, epoch_batches_ - segment_first_batch_});
   return {epoch_, epoch_open_, epoch_batches_, seconds.count(), std::move(passes)};
 }
 
 long Trainer::fit() {
   try {
-    return fit_epochs();
+    return fit_live_guarded();
   } catch (const std::exception& e) {
     parts_.callbacks.notify_failure(*this, e.what());
     throw;
@@ -80,6 +84,14 @@ long Trainer::fit() {
 
 long Trainer::fit_epochs() {
   if (!parts_.data) throw ConfigError("data: missing (the dataset plugin and its options: {\"plugin\": NAME, ...})");
+  if (live_) {
+    const std::optional<Membership> first = live_->start();
+    if (!first) {
+      left_before_joining_ = true;
+      return 0;
+    }
+    move_to(*first, nullptr, run_.world_size);
+  }
   begin_training();
   epoch_ = start_epoch_ - 1;
   while (epoch_ < config_.max_epochs) {
@@ -88,8 +100,7 @@ long Trainer::fit_epochs() {
     } else {
       begin_epoch();
     }
-    train_epoch();
-    if (parts_.splits.valid.size() > 0) evaluate(parts_.splits.valid, true);
+    if (!train_and_validate()) continue;  // another membership: the epoch reopens where its leader was
     if (end_epoch()) break;
   }
   const long done = std::min<long>(epoch_, config_.max_epochs);
@@ -97,7 +108,44 @@ long Trainer::fit_epochs() {
   return done;
 }
 
-void Trainer::train_epoch() {
+bool Trainer::train_and_validate() {
+  if (!live_) {
+    train_epoch();
+    if (parts_.splits.valid.size() > 0) evaluate(parts_.splits.valid, true);
+    return true;
+  }
+  try {
+    if (!train_epoch()) return false;
+    if (parts_.splits.valid.size() > 0) evaluate(parts_.splits.valid, true);
+    // A rank lost during the pass is found here, before the epoch's history
+    // sync through the store (which would wait for it up to the run's timeout).
+    std::vector<double> done{1};
+    parts_.parallel->all_reduce_sum(done);
+    return true;
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A failure inside a recovery (a member lost in the hand-over, say) is
+    // one more round of it.
+    std::string why = e.what();
+    for (;;) {
+      try {
+        recover(why);
+        return false;
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const ConfigError&) {
+        throw;
+      } catch (const std::exception& again) {
+        why = again.what();
+      }
+    }
+  }
+}
+
+bool Trainer::train_epoch() {
   const DataSplit& split = parts_.splits.train;
   Prefetcher::Options fetch = pass_fetch_options(parts_.splits, config_, run_, epoch_, true, 1);
   fetch.first = static_cast<std::size_t>(epoch_batches_);
@@ -122,8 +170,10 @@ void Trainer::train_epoch() {
       records_.flush();
       checkpoints_.write_requested(position());
     }
+    if (live_ && batch.optimizer_step && after_committed_step()) return false;
   }
   records_.flush();
+  return true;
 }
 
 void Trainer::train_batch(Batch& batch) {
@@ -170,6 +220,7 @@ void Trainer::begin_epoch() {
   }
   epoch_open_ = true;
   epoch_batches_ = 0;
+  committed_batches_ = 0;
   pass_before_.clear();
   segment_first_batch_ = 0;
   ++epoch_;
@@ -189,6 +240,7 @@ void Trainer::reopen_epoch() {
   epoch_open_ = true;
   ++epoch_;
   epoch_batches_ = open.next_batch;
+  committed_batches_ = epoch_batches_;
   epoch_started_ = std::chrono::steady_clock::now() -
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(open.seconds));
   history_.new_epoch();
@@ -227,6 +279,7 @@ bool Trainer::end_epoch() {
 void Trainer::end_training() {
   parts_.callbacks.each("on_train_end", [&](Callback& cb) { cb.on_train_end(*this); });
   parts_.history->close();
+  if (live_ && run_.is_main()) live_->close(run_.world_size);
 }
 
 bool Trainer::agree_on_stop() {

@@ -60,6 +60,14 @@ void RunLog::note(const std::string& line) {
   to.pubsync();
 }
 
+void RunLog::set_main(bool main, const std::string& path) {
+  const bool was = out_.rdbuf() == &tee_;
+  if (main == was) return;
+  out_.flush();
+  out_.rdbuf(main ? static_cast<std::streambuf*>(&tee_) : &null_);
+  if (main && !file_ && !path.empty()) attach(path, true);
+}
+
 WarningLogScope::WarningLogScope(RunLog& log) {
   set_warning_log([&log](const std::string& line) { log.note(line); });
 }

@@ -7,7 +7,12 @@
 #include "skein/training/run/run_dir.hpp"
 #include "skein/training/run/run_env.hpp"
 #include "skein/training/run/train_run.hpp"
+#include "skein/io/store.hpp"
+#include "skein/training/store/live_records.hpp"
+#include "skein/training/store/quorum.hpp"
 #include "skein/training/store/store_keys.hpp"
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 namespace skein::core {
 
@@ -101,6 +106,18 @@ TrainRequest NodeAgent::attempt_request(const TrainRequest& request, const Attem
 
 void NodeAgent::abandon() {
   if (rdzv_) rdzv_->abandon();
+}
+
+bool NodeAgent::live_recovery_on(const std::string& run_id) {
+  return core::live_recovery_on(rdzv_->store(), run_id);
+}
+
+bool NodeAgent::report_lost(const std::string& run_id, long pid) {
+  c10d::Store& store = rdzv_->store();
+  const std::string key = store_key::live_id_of_pid(run_id, pid);
+  if (!store.check({key})) return false;
+  Quorum(store, run_id, {}).report_lost(std::stoi(store_get(store, key)));
+  return true;
 }
 
 IntegrityReport NodeAgent::finish(const std::string& run_dir, const std::string& run_id, const nlohmann::json& launch) {

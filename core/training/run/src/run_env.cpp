@@ -46,6 +46,16 @@ bool launched_by_skein() {
   return v && std::string(v) == "1";
 }
 
+bool live_join_requested(RunInfo& run) {
+  const char* v = env_value(env::kLiveJoin);
+  if (!v || std::string(v) != "1") return false;
+  if (run.world_size < 2)
+    throw ConfigError(std::string(env::kLiveJoin) + "=1 (a replacement that joins a live run) needs WORLD_SIZE of "
+                      "2 or more; it is " + std::to_string(run.world_size));
+  run.rank = 1;  // until taken in: a rank other than 0 (see run_env.hpp)
+  return true;
+}
+
 std::string random_run_id() {
   std::random_device rd;
   std::ostringstream s;

@@ -91,7 +91,8 @@ std::string agree_on_run_dir(const TrainRequest& request, const RunInfo& run, co
                    run.is_main() ? new_run_dir("runs", request.sources.config_path) : std::string());
 }
 
-void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store) {
+void check_integrity(Trainer& trainer, const RunStore& store) {
+  const RunInfo& run = trainer.run();  // live recovery may have changed its rank and world size
   const std::string digest = std::string(trainer.history_synchronized() ? "" : kUnsyncedDigest) +
                              history_digest(trainer.history());
   if (store) store_set(*store.store, digest_key(run.run_id, run.rank), digest);
@@ -278,11 +279,14 @@ void start_trainer(const TrainRequest& request, const RunConfig& config, const P
 }
 
 // Trains, tests, writes results.json and checks that the ranks agree.
-TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore& store, std::ostream& log) {
+TrainOutcome train_and_test(Trainer& trainer, const RunStore& store, std::ostream& log) {
   TrainOutcome outcome;
+  const RunInfo& run = trainer.run();  // live recovery may change its rank and world size
   outcome.is_main = run.is_main();
   outcome.run_dir = run.run_dir;
   outcome.epochs = trainer.fit();
+  if (trainer.left_before_joining()) return outcome;  // live recovery: nothing of the run's to report
+  outcome.is_main = run.is_main();
   if (const long epoch = trainer.write_final_model())
     log << "Final model (epoch " << epoch << "): " << run.run_dir << "/checkpoints/" << kFinalModel << "\n";
   outcome.stop_reason = trainer.stop_reason();
@@ -294,7 +298,7 @@ TrainOutcome train_and_test(Trainer& trainer, const RunInfo& run, const RunStore
   record_costs(trainer, results);
   if (run.is_main()) write_file_atomic(run_files::path(run.run_dir, run_files::kResults), results.dump(2) + "\n");
   trainer.report_test(results);
-  check_integrity(trainer, run, store);
+  check_integrity(trainer, store);
   return outcome;
 }
 
@@ -321,6 +325,10 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   const AllocatorTuning& malloc_tuning = tune_allocator_for_training();  // before the data's first allocation
   const LauncherEnv launcher = read_launcher_env(process_env());
   RunInfo run = read_run_env(launcher);
+  // A replacement that joins a live run (live_recovery.hpp) learns its rank
+  // when taken in; until then it starts as a rank other than 0, which
+  // claims and writes nothing.
+  const bool joiner = live_join_requested(run);
   install_crash_handler(run.rank);
   RunStore store = open_run_store(run, launcher);
   // The log buffers until the run directory is known: warnings from here on
@@ -352,6 +360,10 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   std::unique_ptr<Trainer> trainer;
   try {
     start_trainer(request, config, registry, run, store, log, trainer);
+    if (joiner) trainer->join_as_replacement();
+    trainer->on_world_change([&run_log, &run](const RunInfo& now) {
+      run_log.set_main(now.is_main(), run_files::path(run.run_dir, run_files::kLog));
+    });
     trainer->keep_epoch_weights(interrupts.has_value());
     if (dir) {
       open_run_dir(*dir, request, config, launcher, run_log);
@@ -361,7 +373,7 @@ TrainOutcome run_training(const TrainRequest& original_request) {
     log << "Run directory: " << run.run_dir;
     if (run.world_size > 1) log << " (" << run.world_size << " processes)";
     log << "\n";
-    TrainOutcome outcome = train_and_test(*trainer, run, store, log);
+    TrainOutcome outcome = train_and_test(*trainer, store, log);
     if (dir) dir->commit_new_run();
     log.flush();
     return outcome;

@@ -111,6 +111,8 @@ Membership Quorum::after_failure(const Membership& current, int self) {
   return decided(next.generation, membership_json(next));
 }
 
+void Quorum::close() { store_set(store_, store_key::quorum_closed(scope_), "1"); }
+
 void Quorum::report_lost(int id) { store_set(store_, store_key::quorum_lost(scope_, id), "1"); }
 
 int Quorum::ask_to_join() {
@@ -139,9 +141,11 @@ Membership Quorum::grow(const Membership& current, std::int64_t asked) {
 
 Membership Quorum::wait_to_be_taken_in(int self, std::chrono::milliseconds timeout) {
   const std::string taken_in = store_key::quorum_taken_in(scope_, self);
-  if (!poll_until(Clock::now() + timeout, options_.poll, [&] { return store_.check({taken_in}); }))
+  const std::string closed = store_key::quorum_closed(scope_);
+  if (!poll_until(Clock::now() + timeout, options_.poll, [&] { return store_.check({taken_in}) || store_.check({closed}); }))
     throw std::runtime_error("replacement " + std::to_string(self) + ": no generation took it in within " +
                              std::to_string(timeout.count()) + " ms");
+  if (!store_.check({taken_in})) throw RunClosed("replacement " + std::to_string(self) + ": the run ended before it could join");
   const auto generation = std::stoll(store_get(store_, taken_in));
   return parse_membership(store_get(store_, key(generation, "members")));
 }

@@ -13,15 +13,18 @@
 #include "skein/io/store.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
+#include "skein/training/store/live_records.hpp"
 #include "skein/training/store/store_keys.hpp"
 
 namespace skein::core {
 
 nlohmann::json IntegrityReport::to_json() const {
-  return {{"world_size", digests.size()},
-          {"history_digests", digests},
-          {"consistent", consistent},
-          {"checked", enforced}};
+  nlohmann::json j = {{"world_size", digests.size()},
+                      {"history_digests", digests},
+                      {"consistent", consistent},
+                      {"checked", enforced}};
+  if (!recoveries.is_null()) j["recoveries"] = recoveries;
+  return j;
 }
 
 namespace {
@@ -57,6 +60,10 @@ Rendezvous::~Rendezvous() = default;
 
 IntegrityReport collect_digests(c10d::Store& store, const std::string& run_id, int world_size) {
   IntegrityReport report;
+  if (live_recovery_on(store, run_id)) {
+    world_size = final_world_size(store, run_id, world_size);
+    report.recoveries = recorded_recoveries(store, run_id);
+  }
   std::vector<std::string> keys;
   for (int r = 0; r < world_size; ++r) keys.push_back(digest_key(run_id, r));
   try {
@@ -97,6 +104,7 @@ class StoreRendezvous final : public Rendezvous {
   IntegrityReport collect_digests(const std::string& run_id, int world_size) override {
     return core::collect_digests(*store_, run_id, world_size);
   }
+  c10d::Store& store() override { return *store_; }
 
   // ~FileStore returns at once when its file is gone.
   void abandon() override {

@@ -30,6 +30,7 @@ constexpr const char* kRunId = "SKEIN_RUN_ID";            // one id per attempt 
 constexpr const char* kTimeout = "SKEIN_TIMEOUT_S";       // collective and store timeout, seconds
 constexpr const char* kLaunched = "SKEIN_LAUNCHED";       // "1": the launcher compares history digests
 constexpr const char* kErrorFile = "SKEIN_ERROR_FILE";    // where a failing worker reports
+constexpr const char* kLiveJoin = "SKEIN_LIVE_JOIN";      // "1": a replacement that joins a live run
 
 // Cluster launchers' (Slurm's srun, Open MPI's mpirun, Kubeflow's
 // PyTorchJob): read only through core/host/src/launcher_env.cpp, whose table

@@ -54,6 +54,10 @@ struct RestoreOptions {
   // state among it). A process that ends when the load fails (skein train
   // --resume) has no use for it.
   bool undo_on_failure = true;
+  // Live recovery's hand-over of a leader's state (CheckpointParts::alone):
+  // every rank's random streams seeded again from the seed, the position and
+  // its rank, per-rank wrapper state afresh, on any world size.
+  bool live = false;
 };
 SKEIN_EXPORT Restored restore_checkpoint(const std::string& dir, RunParts& parts, History& history,
                                          const RunConfig& config, const RunInfo& run,

@@ -33,6 +33,10 @@ struct EpochPosition {
 struct CheckpointParts {
   bool model_only = false;  // model files and trainer.json, rank 0 alone
   long epoch = -1;          // the epoch it is recorded as; -1: the current one
+  // Written by rank 0 alone, not a collective: each rank's part is rank 0's
+  // (open-epoch records: none of the others'). Live recovery hands a new
+  // membership the state of its leader this way (live_recovery.hpp).
+  bool alone = false;
 };
 
 class SKEIN_EXPORT CheckpointWriter {
@@ -68,8 +72,9 @@ class SKEIN_EXPORT CheckpointWriter {
   // Rank `rank`'s `part`, taken out of the store (rank 0).
   std::vector<std::uint8_t> take_part(const std::string& name, long epoch, const std::string& part, int rank) const;
   // Every rank's `mine`, gathered on rank 0 (empty elsewhere).
+  // `alone`: rank 0's alone, as every rank's (CheckpointParts::alone).
   std::vector<std::string> gather_on_main(const std::string& name, long epoch, const std::string& part,
-                                          std::string mine) const;
+                                          std::string mine, bool alone) const;
   // A sharded optimizer's shard of a rank other than 0, streamed to rank 0
   // through the store as write_optimizer reads it.
   void send_optimizer_shard(const std::string& name, long epoch) const;

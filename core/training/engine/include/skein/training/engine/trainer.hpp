@@ -21,6 +21,7 @@
 #include "skein/training/engine/eval_reduction.hpp"
 #include "skein/training/engine/evaluation.hpp"
 #include "skein/training/engine/forward_pass.hpp"
+#include "skein/training/engine/live_recovery.hpp"
 #include "skein/training/engine/run_parts.hpp"
 #include "skein/training/engine/train_step.hpp"
 
@@ -55,6 +56,14 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::optional<std::chrono::steady_clock::time_point> first_batch_at() const { return first_batch_at_; }
   // Train batches completed by this process (a failure inside the first is a failed start).
   long batches_done() const { return batches_done_; }
+  // This process replaces a lost one of a run with live recovery (the
+  // launcher's SKEIN_LIVE_JOIN): fit() first waits to be taken in and takes
+  // the state of the run's leader. Before fit().
+  void join_as_replacement();
+  // Called after each change of membership, with the run as it is now.
+  void on_world_change(std::function<void(const RunInfo&)> call) { world_changed_ = std::move(call); }
+  // A replacement whose run ended before it was taken in: fit() trained nothing.
+  bool left_before_joining() const { return left_before_joining_; }
   // Keeps a copy of the weights as each epoch begins, so that a run stopped
   // inside an epoch (Ctrl-C) can still save the model of the last complete one.
   void keep_epoch_weights(bool on) { keep_epoch_weights_ = on; }
@@ -116,7 +125,25 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
 
  private:
   long fit_epochs();
-  void train_epoch();
+  // fit_epochs(), ended without a failure when live recovery left this process out.
+  long fit_live_guarded();
+  // The epoch's train pass and validation; false when live recovery moved
+  // the run to another membership inside it (the epoch then reopens).
+  bool train_and_validate();
+  // False when it ended early to take replacements in.
+  bool train_epoch();
+  // Live recovery (live_recovery.hpp): at a committed optimizer step, takes
+  // waiting replacements in (true: the membership changed).
+  bool after_committed_step();
+  // After a failed step or validation: the survivors' new membership.
+  void recover(const std::string& why);
+  // This process's part in membership `m`: its rank, the new group, and the
+  // leader's state (`at`: where this process was, for the leader's checkpoint,
+  // with its world size then; null for a replacement, which has no state).
+  void move_to(const Membership& m, const EpochPosition* at, int world_size_was);
+  void take_leader_state(const EpochPosition* at, int world_size_was);
+  void check_live_history() const;
+  void check_same_parameters();
   EvalResult evaluate(const DataSplit& split, bool record);
   // The epoch a mid-epoch checkpoint left open, as it was when written.
   void reopen_epoch();
@@ -125,6 +152,7 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // Stops at a batch boundary once Ctrl-C or SIGTERM asked (interrupt.hpp).
   void check_interrupt(long batch, const char* what) const;
   EpochPosition position() const;
+  EpochPosition committed_position();
   StepParts step_parts();
 
   RunConfig config_;
@@ -158,6 +186,15 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::string stop_reason_;
   bool keep_epoch_weights_ = false;
   std::vector<torch::Tensor> epoch_weights_;  // parameters and buffers as the open epoch began
+  const RunStore* store_;
+  std::unique_ptr<LiveRecovery> live_;  // null without live recovery
+  long committed_batches_ = 0;          // of the open epoch: up to its last optimizer step
+  int segment_world_ = run_.world_size;  // the world size the open epoch's pass segment is trained on
+  int failures_in_a_row_ = 0;           // recoveries that kept every member, no step committed since
+  std::optional<nlohmann::json> recovery_;  // the last recovery, recorded at the next committed step
+  std::optional<std::chrono::steady_clock::time_point> failed_at_;
+  bool left_before_joining_ = false;
+  std::function<void(const RunInfo&)> world_changed_;
 };
 
 }  // namespace skein::core

@@ -57,6 +57,10 @@ class SKEIN_EXPORT RunLog {
   void attach(const std::string& path, bool append);
   // A line for the log file only (warnings, which stderr shows already).
   void note(const std::string& line);
+  // Live recovery made this process the run's main (its old main was lost),
+  // or no longer (it was left out): from now on it writes the log, appending
+  // to `path`, or nothing.
+  void set_main(bool main, const std::string& path);
 
  private:
   std::stringbuf pending_;

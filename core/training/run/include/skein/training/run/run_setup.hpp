@@ -36,6 +36,7 @@ SKEIN_EXPORT void open_run_dir(RunDirectory& dir, const TrainRequest& request, c
 class Trainer;
 // After training: publishes this rank's history digest; without skein's
 // launcher, rank 0 compares every rank's and writes run.json (a collective).
-SKEIN_EXPORT void check_integrity(Trainer& trainer, const RunInfo& run, const RunStore& store);
+// The trainer's run: live recovery may have changed its rank and world size.
+SKEIN_EXPORT void check_integrity(Trainer& trainer, const RunStore& store);
 
 }  // namespace skein::core

@@ -8,6 +8,7 @@
 // processes that agree are the very ones that may die.
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct QuorumOptions {
   int first_joiner_id = 0;
 };
 
+// A replacement's wait ended with the run: nothing to join any more.
+struct RunClosed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class SKEIN_EXPORT Quorum {
  public:
   // `scope` keeps runs (and attempts) apart: the run id.
@@ -73,8 +79,10 @@ class SKEIN_EXPORT Quorum {
   // members write it where the replacements wait for it.
   Membership grow(const Membership& current, std::int64_t asked);
   // A replacement with id `self` waits (up to `timeout`) for the generation
-  // that takes it in.
+  // that takes it in; throws RunClosed when the run ended first.
   Membership wait_to_be_taken_in(int self, std::chrono::milliseconds timeout);
+  // The run is over (its members finished): replacements waiting leave.
+  void close();
 
   // The key prefix generation `g`'s process group keeps its keys under.
   std::string group_prefix(std::int64_t generation) const;

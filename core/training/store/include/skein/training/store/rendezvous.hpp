@@ -22,6 +22,8 @@ struct IntegrityReport {
   // differing histories are then expected, not an error.
   bool enforced = true;
   std::string message;  // what differs, for the error line
+  // A run with live recovery: each recovery (live_records.hpp), else null.
+  nlohmann::json recoveries;
   SKEIN_EXPORT nlohmann::json to_json() const;
   // <run_dir>/run.json: this report plus `launch` (the launcher's facts).
   // The one writer of that file, used by whoever compared the digests: node
@@ -37,7 +39,7 @@ constexpr const char* kUnsyncedDigest = "unsynced:";
 SKEIN_EXPORT std::string digest_key(const std::string& run_id, int rank);
 
 // Waits up to the store's timeout for the digests of ranks [0, world_size)
-// and compares them.
+// and compares them; a run with live recovery: of the ranks it ended with.
 SKEIN_EXPORT IntegrityReport collect_digests(c10d::Store& store, const std::string& run_id,
                                              int world_size);
 
@@ -56,6 +58,7 @@ class SKEIN_EXPORT Rendezvous {
   virtual void publish(const std::string& key, const std::string& value) = 0;
   virtual std::string fetch(const std::string& key) = 0;  // waits up to the timeout
   virtual IntegrityReport collect_digests(const std::string& run_id, int world_size) = 0;
+  virtual c10d::Store& store() = 0;
   // After an attempt that failed, before this object goes: its workers are
   // stopped, and one killed inside a write may have left the FileStore's file
   // ending in a torn record, which libtorch's FileStore would read forever
