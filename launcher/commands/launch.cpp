@@ -243,6 +243,45 @@ std::optional<int> after_failure(const GroupResult& result, int number, int max_
   return std::nullopt;
 }
 
+
+// Live recovery: a worker killed by a signal (it reported nothing) is lost;
+// the others are told at once (they would find out within their collective
+// timeout) and go on, and a replacement joins them while restarts are left.
+struct LiveLoss {
+  core::NodeAgent& agent;
+  const std::string& run_id;
+  const std::vector<WorkerSpec>& workers;  // the attempt's
+  const std::string& run_dir;
+  int restarts_left;
+  int& replaced;
+};
+
+AfterLoss after_lost_worker(const LostWorker& lost, const LiveLoss& live) {
+  AfterLoss after;
+  if (!live.agent.live_recovery_on(live.run_id)) return after;  // not (yet) in live recovery: stop all
+  live.agent.report_lost(live.run_id, lost.pid);
+  after.go_on = true;
+  std::string line = "skein: worker rank " + std::to_string(lost.rank) + " on " + hostname() + " (pid " +
+                     std::to_string(lost.pid) + ") was lost (signal " + std::to_string(lost.signal) + ", " +
+                     strsignal(lost.signal) + "); the others go on (live recovery)";
+  if (live.replaced >= live.restarts_left) {
+    say_in_terminal_and_log(live.run_dir, line + ", no restart left for a replacement (--max-restarts)");
+    return after;
+  }
+  ++live.replaced;
+  WorkerSpec spec = live.workers.front();
+  spec.rank = live.workers.back().rank + live.replaced;  // a label for its output: its rank comes later
+  spec.env.push_back({skein::env::kLiveJoin, "1"});
+  spec.error_file = spec.error_file + ".replacement" + std::to_string(live.replaced);
+  for (auto& [name, value] : spec.env)
+    if (name == skein::env::kErrorFile) value = spec.error_file;
+  say_in_terminal_and_log(live.run_dir, line + "; replacement " + std::to_string(live.replaced) + " joins as [rank " +
+                                            std::to_string(spec.rank) + "] (restart " + std::to_string(live.replaced) +
+                                            " of --max-restarts)");
+  after.spec = std::move(spec);
+  return after;
+}
+
 }  // namespace
 
 int launch(const LaunchOptions& o) {
@@ -270,6 +309,7 @@ int launch(const LaunchOptions& o) {
 
   std::string run_dir = o.request.run_dir;
   int max_restarts = o.max_restarts;
+  int replaced = 0;  // workers replaced live (live recovery), counted with the restarts
   for (int number = 0;; ++number) {
     std::vector<std::pair<std::string, std::string>> attempt_env = env;
     if (!multi_node) {
@@ -293,6 +333,9 @@ int launch(const LaunchOptions& o) {
         worker_specs(o, attempt, run_dir, attempt_env, private_dir.path);
     GroupOptions group;
     group.quiet_ranks = o.quiet_ranks;
+    group.on_lost = [&](const LostWorker& lost) {
+      return after_lost_worker(lost, {agent, attempt.run_id, workers, run_dir, max_restarts - number, replaced});
+    };
     const GroupResult result = run_workers(workers, group);
     // Every worker has ended; one killed mid-write may have torn the store's last record.
     if (result.interrupted || result.failed) agent.abandon();
@@ -302,7 +345,7 @@ int launch(const LaunchOptions& o) {
       return exit_code::kFailure;
     }
     if (!result.failed) return finish_run(o, run_dir, attempt.run_id, agent);
-    if (const auto code = after_failure(result, number, max_restarts, run_dir)) return *code;
+    if (const auto code = after_failure(result, number + replaced, max_restarts, run_dir)) return *code;
   }
 }
 

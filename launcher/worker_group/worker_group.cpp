@@ -215,6 +215,7 @@ class Group {
     pid_t pid = spawn(spec, out[1], err[1]);
     close(out[1]);
     close(err[1]);
+    if (static_cast<std::size_t>(spec.rank) >= workers_.size()) workers_.resize(static_cast<std::size_t>(spec.rank) + 1);
     Worker& w = workers_[static_cast<std::size_t>(spec.rank)];
     w.pid = pid;
     w.rank = spec.rank;
@@ -258,13 +259,20 @@ class Group {
     int status = 0;
     pid_t pid;
     std::vector<Worker*> failed_now;
+    std::vector<WorkerSpec> replacements;
     while (running_ > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
       --running_;
       for (auto& w : workers_) {
         if (w.pid != pid) continue;
         w.running = false;
         w.status = status;
-        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) failed_now.push_back(&w);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+        if (WIFSIGNALED(status) && options_.on_lost && !stopping_) {
+          AfterLoss after = options_.on_lost({w.rank, w.pid, WTERMSIG(status)});
+          if (after.spec) replacements.push_back(std::move(*after.spec));
+          if (after.go_on || after.spec) continue;
+        }
+        failed_now.push_back(&w);
       }
       pids_.erase(std::remove(pids_.begin(), pids_.end(), pid), pids_.end());
     }
@@ -274,6 +282,8 @@ class Group {
       first_failures_ = failed_now;
       stop_all();
     }
+    if (!stopping_)
+      for (const auto& spec : replacements) start(spec);  // after the loop: start() may move workers_
   }
 
   void stop_all() {

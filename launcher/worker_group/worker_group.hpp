@@ -1,6 +1,8 @@
 #pragma once
 // Runs this node's worker processes: spawns them with torchrun's environment,
 // relays their output ([rank N] prefixes), and stops them all when one fails.
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,9 +17,24 @@ struct WorkerSpec {
   std::string error_file;  // where the worker reports its failure (SKEIN_ERROR_FILE)
 };
 
+// A worker killed by a signal (it reported nothing) in a run with live
+// recovery: what the others do. `spec` set: it is started in the lost one's
+// place (its rank a new label for its output); `go_on` without it: the
+// others go on without it; neither: the group stops, as for any failure.
+struct LostWorker {
+  int rank = 0;
+  int pid = 0;
+  int signal = 0;
+};
+struct AfterLoss {
+  bool go_on = false;
+  std::optional<WorkerSpec> spec;
+};
+
 struct GroupOptions {
   bool quiet_ranks = false;  // drop the stdout of ranks other than 0
   double grace_s = 5;        // SIGTERM, then SIGKILL after this long
+  std::function<AfterLoss(const LostWorker&)> on_lost;  // null: every failure stops the group
 };
 
 // The first worker that failed, if any.
