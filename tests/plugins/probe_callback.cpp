@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <thread>
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -51,7 +53,11 @@ class ProbeCallback final : public skein::Callback {
         signal_group_(args.options.get_bool("signal_group")),
         hold_at_(args.options.get_int("hold_at")),
         hold_world_(args.options.get_int("hold_world")),
-        hold_notify_(args.options.get_string("hold_notify")) {}
+        hold_notify_(args.options.get_string("hold_notify")),
+        first_rank_(args.run.rank),
+        slow_below_world_(args.options.get_int("slow_below_world")),
+        slow_ms_(args.options.get_int("slow_ms")),
+        record_events_(args.options.get_bool("record_events")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -83,8 +89,12 @@ class ProbeCallback final : public skein::Callback {
     if (fail_mid_ > 0 && ctx.epoch() == fail_mid_ && b.training && b.index == 1)
       throw std::runtime_error("probe failure mid-epoch on rank " + std::to_string(ctx.run().rank));
     // Mid-epoch: as training batch `signal_batch` begins.
+    // The rank the process started as, and never a replacement of live
+    // recovery: the epoch reopens at the batch the signal ended, on ranks
+    // that may have moved.
     if (signal_at_ > 0 && ctx.epoch() == signal_at_ && b.training && b.index == signal_batch_ &&
-        (signal_rank_ < 0 || signal_rank_ == ctx.run().rank) && this_attempt() && on_signal_host()) {
+        (signal_rank_ < 0 || signal_rank_ == first_rank_) && !std::getenv("SKEIN_LIVE_JOIN") && this_attempt() &&
+        on_signal_host()) {
       // The whole host: the launcher agent's process group (torch 1.13's
       // agent keeps its workers in it, 2.x starts each in its own), then itself.
       if (signal_group_) kill(-getpgid(getppid()), signal_);
@@ -105,7 +115,14 @@ class ProbeCallback final : public skein::Callback {
       for (auto& p : ctx.model_base().parameters())
         if (p.grad().defined()) p.mutable_grad().zero_();
   }
-  void on_batch_end(skein::TrainContext&, const skein::Batch&) override { events_ += "."; }
+  void on_batch_end(skein::TrainContext& ctx, const skein::Batch& b) override {
+    events_ += ".";
+    // Live recovery's tests: a run that lost a process trains slowly until a
+    // replacement is in (every member has the same world size, so all pause
+    // alike), so that it cannot end before one had time to start.
+    if (b.training && ctx.run().world_size < slow_below_world_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
+  }
   void on_epoch_end(skein::TrainContext& ctx) override {
     events_ += "e";
     if (dump_listeners_ && ctx.epoch() == 1) dump_listeners(ctx);
@@ -126,7 +143,8 @@ class ProbeCallback final : public skein::Callback {
   }
   void on_train_end(skein::TrainContext& ctx) override {
     events_ += "t";
-    ctx.history().record("probe_events", events_);
+    // A trace of this process's own (live recovery's processes differ in it).
+    if (record_events_) ctx.history().record("probe_events", events_);
     if (dump_) {
       std::ofstream(file(ctx, "history", ".json")) << ctx.history().dump();
       std::vector<torch::Tensor> params;
@@ -204,6 +222,9 @@ class ProbeCallback final : public skein::Callback {
   bool signal_group_;
   long hold_at_, hold_world_;
   std::string hold_notify_;
+  int first_rank_;  // as the process started (live recovery may move it)
+  long slow_below_world_, slow_ms_;
+  bool record_events_;
   std::string events_;
 };
 
@@ -228,11 +249,16 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("signal_at", integer, "0", "Send `signal` mid-way through this epoch (0: never)"),
              SKEIN_OPTION("signal_batch", integer, "1", "... as this training batch (0-based) begins"),
              SKEIN_OPTION("signal", integer, "9", "The signal number (9: SIGKILL, 19: SIGSTOP)"),
-             SKEIN_OPTION("signal_rank", integer, "-1", "Only on this rank (-1: all)"),
+             SKEIN_OPTION("signal_rank", integer, "-1", "Only on the process that started as this rank, never on a replacement (-1: all)"),
              SKEIN_OPTION("signal_launcher", boolean, "false", "Signal the parent process, not itself"),
              SKEIN_OPTION("signal_group", boolean, "false",
                           "Signal the launcher's process group too (a host's agent and workers)"),
              SKEIN_OPTION("signal_host", string, "\"\"", "Only on the host of this name (\"\": any)"),
+             SKEIN_OPTION("record_events", boolean, "true",
+                          "Record this process's trace of hooks as probe_events at the end"),
+             SKEIN_OPTION("slow_below_world", integer, "0",
+                          "Each training batch takes slow_ms more while the world size is below this"),
+             SKEIN_OPTION("slow_ms", integer, "100", "... milliseconds"),
              SKEIN_OPTION("hold_at", integer, "0",
                           "Wait for a signal (2 minutes at most) as this epoch begins (0: never)"),
              SKEIN_OPTION("hold_world", integer, "1", "... on a run of this world size"),

@@ -6,6 +6,10 @@
 //   SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=N   SIGKILL at the N-th checkpoint step
 //                                          (a file written, a directory synced,
 //                                          a rename, a link) of the process
+//   SKEIN_TEST_KILL_IN_HAND_OVER=R         SIGKILL in worker rank R (RANK; never a
+//                                          replacement) at its first hand-over
+//                                          of live recovery, the new group built
+//                                          and the leader's state not yet sent
 //   SKEIN_TEST_TEAR_STORE_WRITE_RANK=R     worker rank R (RANK) of a launcher's
 //                                          first attempt writes half of its
 //                                          first write of 64 KiB or more
@@ -37,6 +41,10 @@ extern "C" __attribute__((visibility("default"))) void skein_fault_point(const c
   if (std::strcmp(name, "checkpoint.halfway") == 0) {
     static const long crash_epoch = env_long("SKEIN_TEST_CRASH_IN_CHECKPOINT");
     if (crash_epoch > 0 && value == crash_epoch) std::_Exit(86);
+  } else if (std::strcmp(name, "live.hand_over") == 0) {
+    static const char* rank = std::getenv("SKEIN_TEST_KILL_IN_HAND_OVER");
+    static const char* mine = std::getenv("RANK");
+    if (rank && mine && std::strcmp(rank, mine) == 0 && !std::getenv("SKEIN_LIVE_JOIN")) ::kill(::getpid(), SIGKILL);
   } else if (std::strcmp(name, "checkpoint.step") == 0) {
     static const long kill_at = env_long("SKEIN_TEST_KILL_AT_CHECKPOINT_STEP");
     static long steps = 0;

@@ -1,0 +1,126 @@
+#define BOOST_TEST_MODULE live_training
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "test_support.hpp"
+
+// Live recovery in `skein train` (docs/distributed.md, "Live recovery"): 3
+// workers under skein's launcher, on loopback in a private network namespace,
+// one of them killed (SIGKILL) or stopped (SIGSTOP) mid-epoch by the probe
+// callback. The survivors go on without a restart, a replacement joins, the
+// run ends with exit 0, every epoch in the history and the recoveries in
+// run.json. The engine itself checks after each hand-over that every rank's
+// parameters are the same (a run that passed that check ends with exit 0).
+
+namespace {
+
+using test::contains;
+using test::load_json;
+const std::string kSkein = SKEIN_EXE;
+const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
+
+nlohmann::json live_config() {
+  auto cfg = test::two_process_config();
+  cfg["parallel"] = {{"plugin", "ddp"}, {"live_recovery", true}, {"collective_timeout_s", 2}, {"recovery_window_s", 5}};
+  cfg["data"]["samples"] = 1536;  // 12 train batches per rank and epoch on 3 ranks
+  return cfg;
+}
+
+struct Fixture : test::Workspace {
+  // `skein train --nproc-per-node 3` with `args`, in a private network namespace.
+  test::CommandResult train(const std::string& name, const std::string& args, const std::string& env = "") {
+    const std::string config = write_config(live_config());
+    return test::run(test::in_private_network(env + " " + kSkein + " train" + kProbe + "--config " + config +
+                                              " --run-dir " + dir(name) +
+                                              " --nproc-per-node 3 --timeout 60 --max-restarts 3 " + args),
+                     300);
+  }
+  // The recoveries run.json lists, by event ("lost", "joined").
+  int events(const std::string& name, const std::string& event) {
+    const auto run = load_json(dir(name) + "/run.json");
+    int n = 0;
+    for (const auto& r : run.at("recoveries")) n += r.at("event") == event;
+    return n;
+  }
+  void expect_whole_run(const std::string& name, const test::CommandResult& r) {
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    BOOST_TEST(!contains(r.err, "restarting all workers"), r.err);  // the survivors went on
+    const auto history = load_json(dir(name) + "/history.json");
+    BOOST_TEST(history.size() == 4u);
+    const auto run = load_json(dir(name) + "/run.json");
+    BOOST_TEST(run.at("consistent").get<bool>());
+    BOOST_TEST(run.at("history_digests").size() == 3u);  // the replacement's among them
+    BOOST_TEST(contains(test::read_text(dir(name) + "/train.log"), "Test accuracy"));
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(live_training, Fixture)
+
+BOOST_AUTO_TEST_CASE(a_killed_worker_is_replaced_while_the_others_go_on) {
+  auto r = train("killed", "--plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=9,signal_rank=1");
+  expect_whole_run("killed", r);
+  BOOST_TEST(contains(r.err, "skein: worker rank 1 on "), r.err);
+  BOOST_TEST(contains(r.err, "the others go on (live recovery); replacement 1 joins"), r.err);
+  BOOST_TEST(events("killed", "lost") == 1);
+  BOOST_TEST(events("killed", "joined") == 1);
+  const auto run = load_json(dir("killed") + "/run.json");
+  const auto& lost = run.at("recoveries").at(0);
+  BOOST_TEST(lost.at("epoch").get<long>() == 2);
+  BOOST_TEST(lost.at("world_size_before").get<int>() == 3);
+  BOOST_TEST(lost.at("world_size_after").get<int>() == 2);
+  BOOST_TEST(lost.at("seconds_lost").get<double>() >= 0);
+  // Epoch 2 records the world size it ended on; the straight run's accuracy
+  // is the same within a point (the data are 12 batches an epoch).
+  const auto history = load_json(dir("killed") + "/history.json");
+  BOOST_TEST(history.at(1).at("world_size").get<int>() == 3);
+  auto straight = train("straight", "");
+  BOOST_REQUIRE_MESSAGE(straight.exit_code == 0, straight.err);
+  const double a = load_json(dir("killed") + "/results.json").at("test_accuracy").get<double>();
+  const double b = load_json(dir("straight") + "/results.json").at("test_accuracy").get<double>();
+  BOOST_TEST(std::abs(a - b) <= 0.05, a << " vs " << b);
+}
+
+BOOST_AUTO_TEST_CASE(the_main_rank_killed_hands_the_log_to_the_next) {
+  auto r = train("main", "--plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=9,signal_rank=0");
+  expect_whole_run("main", r);
+  const std::string log = test::read_text(dir("main") + "/train.log");
+  BOOST_TEST(contains(log, "Live recovery: 3 -> 2 processes (generation 1: ids 1, 2)"), log);
+  BOOST_TEST(contains(log, "a replacement joins, 2 -> 3 processes (generation 2: ids 1, 2, 3)"), log);
+  BOOST_TEST(contains(log, "Final model (epoch 4)"), log);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_lost_inside_the_recovery_costs_one_more_round) {
+  // Rank 1 killed; rank 2 then dies in the hand-over of the first recovery.
+  auto r = train("twice", "--plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=9,signal_rank=1",
+                 "SKEIN_TEST_KILL_IN_HAND_OVER=2 LD_PRELOAD=" FAULT_INJECTION_LIB);
+  expect_whole_run("twice", r);
+  BOOST_TEST(events("twice", "lost") == 1);
+  const auto run = load_json(dir("twice") + "/run.json");
+  const auto& lost = run.at("recoveries").at(0);
+  BOOST_TEST(lost.at("rounds").get<int>() == 2);
+  BOOST_TEST(lost.at("world_size_before").get<int>() == 3);
+  BOOST_TEST(lost.at("world_size_after").get<int>() == 1);
+  BOOST_TEST(events("twice", "joined") >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_stopped_worker_is_left_out_and_comes_back_as_a_replacement) {
+  // Rank 2 stops itself; once the others went on without it, it is continued.
+  const std::string config = write_config(live_config());
+  const std::string run_dir = dir("stopped");
+  const std::string script =
+      kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run_dir +
+      " --nproc-per-node 3 --timeout 60 --plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=19,signal_rank=2 & "
+      "L=$!; until grep -qs -- '-> 2 processes' " + run_dir + "/train.log; do "
+      "kill -0 $L 2>/dev/null || break; sleep 0.1; done; "
+      "for p in $(pgrep -f -- '--run-dir=" + run_dir + "'); do kill -CONT $p; done; wait $L";
+  auto r = test::run(test::in_private_network(script), 300);
+  expect_whole_run("stopped", r);
+  BOOST_TEST(events("stopped", "lost") == 1);
+  BOOST_TEST(events("stopped", "joined") == 1);
+  BOOST_TEST(!contains(r.err, "was lost"), r.err);  // no process ended: the launcher replaced nobody
+}
+
+BOOST_AUTO_TEST_SUITE_END()
