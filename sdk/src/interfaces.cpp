@@ -5,7 +5,6 @@
 #include "skein/context.hpp"
 #include "skein/dataset.hpp"
 #include "skein/history_backend.hpp"
-#include "skein/live_recovery.hpp"
 #include "skein/loss.hpp"
 #include "skein/optimizer.hpp"
 #include "skein/model.hpp"

@@ -13,7 +13,6 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "skein/history_backend.hpp"
-#include "skein/live_recovery.hpp"
 #include "skein/plugin.hpp"
 #include "skein/run.hpp"
 
@@ -25,7 +24,7 @@ inline std::string store_prefix(const std::string& run) { return "skein/history/
 inline std::string filestore_ready_key(const std::string& run) { return "skein/history/filestore_ready/" + run; }
 inline std::string tcpstore_port_key(const std::string& run) { return "skein/history/tcp_port/" + run; }
 
-// Live recovery (skein/live_recovery.hpp): after a change of membership the
+// Live recovery (skein::WorldChangeListener): after a change of membership the
 // ranks and world size are the new ones, and the keys of each membership are
 // apart from those a lost rank may have left half written.
 class StoreHistory : public skein::HistoryBackend, public skein::WorldChangeListener {

@@ -8,7 +8,6 @@
 
 #include "../common/group_parallel.hpp"
 #include "skein/errors.hpp"
-#include "skein/live_recovery.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 #include "skein/torch_compat/backends.hpp"

@@ -110,4 +110,16 @@ SKEIN_EXPORT bool is_run_output(const RunInfo& run, const std::string& path);
 // Whether the user allowed outputs outside the run directory.
 SKEIN_EXPORT bool outside_run_dir_allowed();
 
+// API 3.8: an optional base (found with dynamic_cast) of a history backend
+// or callback that keeps a rank or a world size of its own: live recovery
+// (skein::RegroupingParallel, skein/parallel.hpp) tells it of each change.
+class SKEIN_EXPORT WorldChangeListener {
+ public:
+  virtual ~WorldChangeListener();
+  // The run goes on as `run` (its rank and world size changed) in
+  // membership `generation`; called on every member, before anything of the
+  // new membership is synchronised.
+  virtual void on_world_change(const RunInfo& run, std::int64_t generation) = 0;
+};
+
 }  // namespace skein

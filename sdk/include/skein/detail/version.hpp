@@ -9,7 +9,7 @@
 
 #include "skein/detail/export.hpp"
 
-// 3.8: skein::RegroupingParallel and skein::WorldChangeListener (skein/live_recovery.hpp;
+// 3.8: skein::RegroupingParallel and skein::WorldChangeListener (skein/parallel.hpp and skein/run.hpp;
 //      new optional bases, no vtable changed): live recovery from a lost rank.
 // 3.7: TrainContext::settings() (a virtual at its end: plugins call it, only the
 //      host implements TrainContext), skein::RunSettings and skein::run_key (the
