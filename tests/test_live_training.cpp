@@ -123,4 +123,35 @@ BOOST_AUTO_TEST_CASE(a_stopped_worker_is_left_out_and_comes_back_as_a_replacemen
   BOOST_TEST(!contains(r.err, "was lost"), r.err);  // no process ended: the launcher replaced nobody
 }
 
+
+// torchrun's arrangement: one torchrun per replica group (here 3 of one
+// worker each, each its own static rendezvous), meeting in a FileStore that
+// outlives them all. torchrun restarts its own killed worker (its agent
+// restarts every local worker, which is only that one), which joins live.
+BOOST_AUTO_TEST_CASE(under_torchrun_one_agent_per_replica_group_restarts_its_worker_into_the_live_run) {
+  const std::string config = write_config(live_config());
+  const std::string run_dir = dir("torchrun");
+  std::string script = "F=" + dir("store") + "; ";
+  for (int g = 0; g < 3; ++g)
+    script += "env SKEIN_TIMEOUT_S=60 SKEIN_REPLICA_GROUPS=3 SKEIN_REPLICA_GROUP=" + std::to_string(g) +
+              " SKEIN_STORE_FILE=$F SKEIN_RUN_ID=live-torchrun " SKEIN_TEST_PYTHON
+              " -m torch.distributed.run --nproc_per_node 1 -r 2 -t 2 --max_restarts 2 --monitor_interval 1"
+              " --master_addr 127.0.0.1 --master_port " + std::to_string(test::free_port()) +
+              " --no_python " + kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run_dir +
+              " --plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=9,"
+              "signal_rank=1,only_attempt=0 & P" + std::to_string(g) + "=$!; ";
+  script += "E=0; for p in $P0 $P1 $P2; do wait $p || E=1; done; exit $E";
+  auto r = test::run(test::in_private_network(script), 300);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(load_json(run_dir + "/history.json").size() == 4u);
+  const auto run = load_json(run_dir + "/run.json");
+  BOOST_TEST(run.at("consistent").get<bool>());
+  BOOST_TEST(run.at("history_digests").size() == 3u);
+  int lost = 0, joined = 0;
+  for (const auto& e : run.at("recoveries")) (e.at("event") == "lost" ? lost : joined)++;
+  BOOST_TEST(lost == 1);
+  BOOST_TEST(joined == 1);
+  BOOST_TEST(!contains(test::read_text(run_dir + "/train.log"), "Resumed from"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

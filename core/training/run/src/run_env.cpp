@@ -46,9 +46,11 @@ bool launched_by_skein() {
   return v && std::string(v) == "1";
 }
 
-bool live_join_requested(RunInfo& run) {
+bool live_join_requested(RunInfo& run, const LauncherEnv& launcher) {
   const char* v = env_value(env::kLiveJoin);
-  if (!v || std::string(v) != "1") return false;
+  // A replica group's worker restarted by its torchrun joins too.
+  const bool restarted_in_group = env_value(env::kReplicaGroups) && launcher.attempt != "0";
+  if ((!v || std::string(v) != "1") && !restarted_in_group) return false;
   if (run.world_size < 2)
     throw ConfigError(std::string(env::kLiveJoin) + "=1 (a replacement that joins a live run) needs WORLD_SIZE of "
                       "2 or more; it is " + std::to_string(run.world_size));
@@ -62,6 +64,30 @@ std::string random_run_id() {
   s << std::hex << ((static_cast<std::uint64_t>(rd()) << 32) | rd());
   return s.str();
 }
+
+namespace {
+
+// Live recovery under torchrun (docs/distributed.md, "Live recovery"): one
+// torchrun per replica group, each with its own rendezvous, so that its
+// agent restarts only its own workers; the groups meet in the FileStore
+// SKEIN_STORE_FILE names, which outlives them all, under the run id
+// SKEIN_RUN_ID. Ranks: group x the group's workers + LOCAL_RANK.
+void apply_replica_groups(RunInfo& run) {
+  if (!env_value(env::kReplicaGroups)) return;
+  const long groups = env_int(env::kReplicaGroups, 1, 1, 1 << 16);
+  if (!env_value(env::kReplicaGroup))
+    throw ConfigError(std::string(env::kReplicaGroups) + " is set: " + env::kReplicaGroup +
+                      " (this group's index, from 0) must be too");
+  const long group = env_int(env::kReplicaGroup, 0, 0, groups - 1);
+  if (!env_value(env::kStoreFile) || !env_value(env::kRunId))
+    throw ConfigError(std::string(env::kReplicaGroups) + " is set: the groups meet in the FileStore " +
+                      env::kStoreFile + " names under the run id " + env::kRunId + "; set both");
+  run.rank = static_cast<int>(group) * run.local_world_size + run.local_rank;
+  run.world_size = static_cast<int>(groups) * run.local_world_size;
+  run.multi_node = false;  // one machine (a group per node: ddp's gloo_host)
+}
+
+}  // namespace
 
 RunInfo read_run_env(const LauncherEnv& launcher) {
   RunInfo run;
@@ -90,6 +116,7 @@ RunInfo read_run_env(const LauncherEnv& launcher) {
                       " needs MASTER_ADDR and MASTER_PORT (or start the run with skein train "
                       "--nproc-per-node)");
   run.run_id = launcher.run_id;
+  apply_replica_groups(run);
   return run;
 }
 

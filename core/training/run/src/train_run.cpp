@@ -148,8 +148,9 @@ AgentRestart agreed_restart(const TrainRequest& request, const RunInfo& run, con
 }
 
 void continue_after_agent_restart(TrainRequest& request, const RunInfo& run, const LauncherEnv& launcher,
-                                  const RunStore& store, std::ostream& log) {
-  if (launcher.launcher == Launcher::skein || !request.resume_dir.empty()) return;
+                                  const RunStore& store, std::ostream& log, bool live_joiner) {
+  // A replacement of live recovery takes its state from a live peer instead.
+  if (launcher.launcher == Launcher::skein || !request.resume_dir.empty() || live_joiner) return;
   const AgentRestart restart = agreed_restart(request, run, launcher, store);
   if (restart.attempt == "0") return;
   if (request.run_dir.empty()) {
@@ -328,7 +329,7 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   // A replacement that joins a live run (live_recovery.hpp) learns its rank
   // when taken in; until then it starts as a rank other than 0, which
   // claims and writes nothing.
-  const bool joiner = live_join_requested(run);
+  const bool joiner = live_join_requested(run, launcher);
   install_crash_handler(run.rank);
   RunStore store = open_run_store(run, launcher);
   // The log buffers until the run directory is known: warnings from here on
@@ -339,7 +340,7 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   std::ostream& log = run_log.stream();
   WarningLogScope warnings_to_log(run_log);
   TrainRequest request = original_request;
-  continue_after_agent_restart(request, run, launcher, store, log);
+  continue_after_agent_restart(request, run, launcher, store, log, joiner);
   PluginRegistry registry;
   scan_plugins(registry, request.plugin_dirs);
   request.sources.world_size = run.world_size;

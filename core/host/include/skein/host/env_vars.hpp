@@ -32,6 +32,11 @@ constexpr const char* kLaunched = "SKEIN_LAUNCHED";       // "1": the launcher c
 constexpr const char* kErrorFile = "SKEIN_ERROR_FILE";    // where a failing worker reports
 constexpr const char* kLiveJoin = "SKEIN_LIVE_JOIN";      // "1": a replacement that joins a live run
 
+// Set by users: live recovery under torchrun (docs/distributed.md, "Live
+// recovery"), one torchrun per replica group, each its own rendezvous.
+constexpr const char* kReplicaGroup = "SKEIN_REPLICA_GROUP";    // this torchrun's group, from 0
+constexpr const char* kReplicaGroups = "SKEIN_REPLICA_GROUPS";  // how many groups
+
 // Cluster launchers' (Slurm's srun, Open MPI's mpirun, Kubeflow's
 // PyTorchJob): read only through core/host/src/launcher_env.cpp, whose table
 // names them; docs/clusters.md lists them.

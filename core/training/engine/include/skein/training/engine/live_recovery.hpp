@@ -1,6 +1,6 @@
 #pragma once
 // The engine's side of live recovery (docs/distributed.md, "Live recovery";
-// SDK: skein/live_recovery.hpp): who this process is in the run's
+// SDK: skein::RegroupingParallel, skein::WorldChangeListener): who this process is in the run's
 // membership, and each change of it. After a failed step the survivors agree
 // through the run's store (Quorum) on who goes on; at each committed
 // optimizer step the members agree, in one small collective, on the
@@ -13,7 +13,6 @@
 
 #include "skein/detail/export.hpp"
 #include "skein/detail/json.hpp"
-#include "skein/live_recovery.hpp"
 #include "skein/parallel.hpp"
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"

@@ -17,11 +17,12 @@ namespace skein::core {
 // the launcher's run id. Bad values are ConfigErrors naming the variable.
 SKEIN_EXPORT RunInfo read_run_env(const LauncherEnv& launcher);
 SKEIN_EXPORT bool launched_by_skein();
-// SKEIN_LIVE_JOIN=1: this process replaces a lost one of a run with live
-// recovery (its launcher started it). Its rank is known only once the run
+// SKEIN_LIVE_JOIN=1, or a replica group's worker restarted by its torchrun
+// (SKEIN_REPLICA_GROUPS, TORCHELASTIC_RESTART_COUNT > 0): this process
+// replaces a lost one of a run with live recovery. Its rank is known only once the run
 // takes it in (Trainer::join_as_replacement); until then `run` says rank 1,
 // a rank that claims and writes nothing. A ConfigError for WORLD_SIZE 1.
-SKEIN_EXPORT bool live_join_requested(RunInfo& run);
+SKEIN_EXPORT bool live_join_requested(RunInfo& run, const LauncherEnv& launcher);
 
 // Opens the run's store: a FileStore when SKEIN_STORE_FILE is set, else a
 // TCPStore at MASTER_ADDR:MASTER_PORT (served by rank 0, or by the launcher
