@@ -258,8 +258,10 @@ struct LiveLoss {
 
 AfterLoss after_lost_worker(const LostWorker& lost, const LiveLoss& live) {
   AfterLoss after;
-  if (!live.agent.live_recovery_on(live.run_id)) return after;  // not (yet) in live recovery: stop all
-  live.agent.report_lost(live.run_id, lost.pid);
+  // Not the store: a worker killed inside a write leaves it torn.
+  const int id = core::reported_live_id(lost.error_file);
+  if (id < 0) return after;  // not (yet) in live recovery: stop all
+  live.agent.report_lost(live.run_id, id);
   after.go_on = true;
   std::string line = "skein: worker rank " + std::to_string(lost.rank) + " on " + hostname() + " (pid " +
                      std::to_string(lost.pid) + ") was lost (signal " + std::to_string(lost.signal) + ", " +

@@ -268,7 +268,7 @@ class Group {
         w.status = status;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         if (WIFSIGNALED(status) && options_.on_lost && !stopping_) {
-          AfterLoss after = options_.on_lost({w.rank, w.pid, WTERMSIG(status)});
+          AfterLoss after = options_.on_lost({w.rank, w.pid, WTERMSIG(status), w.error_file});
           if (after.spec) replacements.push_back(std::move(*after.spec));
           if (after.go_on || after.spec) continue;
         }

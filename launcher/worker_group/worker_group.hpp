@@ -25,6 +25,7 @@ struct LostWorker {
   int rank = 0;
   int pid = 0;
   int signal = 0;
+  std::string error_file;  // its WorkerSpec's
 };
 struct AfterLoss {
   bool go_on = false;

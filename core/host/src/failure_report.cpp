@@ -96,6 +96,21 @@ int exit_code_for(const std::exception& e) {
                                                                                          : exit_code::kFailure;
 }
 
+namespace {
+std::string live_id_file(const std::string& error_file) { return error_file + ".live_id"; }
+}  // namespace
+
+void report_live_id(int id) {
+  const char* path = std::getenv(env::kErrorFile);
+  if (path && *path) write_file_atomic(live_id_file(path), std::to_string(id) + "\n");
+}
+
+int reported_live_id(const std::string& error_file) {
+  int id = -1;
+  if (!error_file.empty()) std::ifstream(live_id_file(error_file)) >> id;
+  return id;
+}
+
 bool report_failure(const std::string& message, int exit_code) {
   if (g_reported) return g_launcher_has;
   g_reported = true;

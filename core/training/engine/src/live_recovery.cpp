@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "skein/errors.hpp"
+#include "skein/host/failure_report.hpp"
 #include "skein/io/store.hpp"
 #include "skein/training/store/live_records.hpp"
 #include "skein/training/store/store_keys.hpp"
@@ -50,16 +51,16 @@ std::optional<Membership> LiveRecovery::start() {
   // Gloo's sends do not all pass MSG_NOSIGNAL, and SIGPIPE would end the
   // process (docs/distributed.md says so to programs with a session).
   std::signal(SIGPIPE, SIG_IGN);
-  store_set(*store_, store_key::live_recovery_on(run_id_), "1");  // for the launcher: replace, do not stop
+  store_set(*store_, store_key::live_recovery_on(run_id_), "1");  // for run.json: the recoveries
   if (joiner_) return join();
   membership_ = Membership::initial(first_world_);
-  store_set(*store_, store_key::live_id_of_pid(run_id_, ::getpid()), std::to_string(id_));
+  report_live_id(id_);
   return membership_;
 }
 
 std::optional<Membership> LiveRecovery::join() {
   id_ = quorum_.ask_to_join();
-  store_set(*store_, store_key::live_id_of_pid(run_id_, ::getpid()), std::to_string(id_));
+  report_live_id(id_);
   try {
     membership_ = quorum_.wait_to_be_taken_in(id_, std::chrono::milliseconds(static_cast<long>(1000 * wait_s_)));
   } catch (const RunClosed&) {

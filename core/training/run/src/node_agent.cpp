@@ -7,12 +7,8 @@
 #include "skein/training/run/run_dir.hpp"
 #include "skein/training/run/run_env.hpp"
 #include "skein/training/run/train_run.hpp"
-#include "skein/io/store.hpp"
-#include "skein/training/store/live_records.hpp"
 #include "skein/training/store/quorum.hpp"
 #include "skein/training/store/store_keys.hpp"
-
-#include <torch/csrc/distributed/c10d/Store.hpp>
 
 namespace skein::core {
 
@@ -108,17 +104,7 @@ void NodeAgent::abandon() {
   if (rdzv_) rdzv_->abandon();
 }
 
-bool NodeAgent::live_recovery_on(const std::string& run_id) {
-  return core::live_recovery_on(rdzv_->store(), run_id);
-}
-
-bool NodeAgent::report_lost(const std::string& run_id, long pid) {
-  c10d::Store& store = rdzv_->store();
-  const std::string key = store_key::live_id_of_pid(run_id, pid);
-  if (!store.check({key})) return false;
-  Quorum(store, run_id, {}).report_lost(std::stoi(store_get(store, key)));
-  return true;
-}
+void NodeAgent::report_lost(const std::string& run_id, int id) { Quorum(rdzv_->store(), run_id, {}).report_lost(id); }
 
 IntegrityReport NodeAgent::finish(const std::string& run_dir, const std::string& run_id, const nlohmann::json& launch) {
   IntegrityReport report = rdzv_->collect_digests(run_id, options_.world_size);

@@ -120,7 +120,12 @@ int Quorum::ask_to_join() {
   return options_.first_joiner_id + static_cast<int>(order);
 }
 
-std::int64_t Quorum::joiners_asked() { return store_.add(store_key::quorum_joiners(scope_), 0); }
+// Read, not add(0): the engine's leader asks at every step, and a FileStore
+// appends a record to its file for every add.
+std::int64_t Quorum::joiners_asked() {
+  const std::string key = store_key::quorum_joiners(scope_);
+  return store_.check({key}) ? std::stoll(store_get(store_, key)) : 0;
+}
 
 Membership Quorum::grow(const Membership& current, std::int64_t asked) {
   Membership next = next_of(current);

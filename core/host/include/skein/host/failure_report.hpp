@@ -22,6 +22,15 @@ SKEIN_EXPORT int exit_code_for(const std::exception& e);
 // sentence that the launcher's own line (which rank failed first) answers.
 SKEIN_EXPORT std::string failure_line(const std::string& message);
 
+// Live recovery: a worker says its id in the run's membership beside its
+// report file (<report>.live_id), so that its launcher, when the worker is
+// killed, knows without reading the run's store (which a worker killed inside
+// a write leaves torn) that the others go on, and whom to report lost.
+SKEIN_EXPORT void report_live_id(int id);
+// The id the worker whose report file is `error_file` said; -1: none (it
+// trains without live recovery, or died before it said it).
+SKEIN_EXPORT int reported_live_id(const std::string& error_file);
+
 // Writes {"rank", "time_us", "message", "exit_code"} to $SKEIN_ERROR_FILE
 // (env::kErrorFile, set by the launcher: one file per worker), and under
 // torchrun the same message to $TORCHELASTIC_ERROR_FILE in torchrun's layout,

@@ -59,11 +59,9 @@ class SKEIN_EXPORT NodeAgent {
   // continued from its newest checkpoint.
   static TrainRequest attempt_request(const TrainRequest& request, const Attempt& attempt,
                                       const std::string& run_dir);
-  // Live recovery (engine/live_recovery.hpp): whether attempt `run_id`'s
-  // workers train with it, and telling them that the worker with pid `pid`
-  // is gone (false when it had not said its id yet: they find out anyway).
-  bool live_recovery_on(const std::string& run_id);
-  bool report_lost(const std::string& run_id, long pid);
+  // Live recovery (engine/live_recovery.hpp): tells attempt `run_id`'s
+  // workers that the one with id `id` is gone (they stop waiting for it).
+  void report_lost(const std::string& run_id, int id);
   // After a failed attempt, before the next store: see Rendezvous::abandon.
   void abandon();
   // Node 0, every worker done: compares the ranks' histories and writes

@@ -48,13 +48,9 @@ inline std::string quorum_taken_in(const std::string& scope, int id) {
 }
 inline std::string quorum_closed(const std::string& scope) { return "skein/quorum/" + scope + "/closed"; }
 // The engine's live recovery (live_recovery.hpp) in run `run`: that the run
-// trains with it (for its launcher), the id of the process with pid `pid`
-// (the launcher reports it lost when the process exits), the recoveries
-// (a count and each one's record) and the world size the run ended with.
+// trains with it, the recoveries (a count and each one's record) and the
+// world size the run ended with (for run.json).
 inline std::string live_recovery_on(const std::string& run) { return "skein/live/" + run + "/on"; }
-inline std::string live_id_of_pid(const std::string& run, long pid) {
-  return "skein/live/" + run + "/pid/" + std::to_string(pid);
-}
 inline std::string live_recoveries(const std::string& run) { return "skein/live/" + run + "/recoveries"; }
 inline std::string live_recovery(const std::string& run, std::int64_t n) {
   return "skein/live/" + run + "/recovery/" + std::to_string(n);
