@@ -13,7 +13,6 @@
 #include "skein/detail/run_files.hpp"
 #include "skein/errors.hpp"
 #include "skein/training/engine/epoch_summary.hpp"
-#include "skein/training/checkpoint/checkpoint_blob.hpp"
 
 namespace skein::core {
 
@@ -90,7 +89,12 @@ long Trainer::fit_epochs() {
       left_before_joining_ = true;
       return 0;
     }
-    move_to(*first, nullptr, run_.world_size);
+    try {
+      move_to(*first, nullptr, run_.world_size);
+    } catch (const std::exception& e) {  // a member lost while a replacement is taken in
+      if (!recoverable(e)) throw;
+      recover_until_done(e.what());
+    }
   }
   begin_training();
   epoch_ = start_epoch_ - 1;
@@ -122,26 +126,10 @@ bool Trainer::train_and_validate() {
     std::vector<double> done{1};
     parts_.parallel->all_reduce_sum(done);
     return true;
-  } catch (const Interrupted&) {
-    throw;
-  } catch (const ConfigError&) {
-    throw;
   } catch (const std::exception& e) {
-    // A failure inside a recovery (a member lost in the hand-over, say) is
-    // one more round of it.
-    std::string why = e.what();
-    for (;;) {
-      try {
-        recover(why);
-        return false;
-      } catch (const Interrupted&) {
-        throw;
-      } catch (const ConfigError&) {
-        throw;
-      } catch (const std::exception& again) {
-        why = again.what();
-      }
-    }
+    if (!recoverable(e)) throw;
+    recover_until_done(e.what());
+    return false;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <boost/filesystem.hpp>
 
 #include "skein/errors.hpp"
+#include "skein/host/interrupt.hpp"
 #include "skein/training/checkpoint/checkpoint_blob.hpp"
 #include "skein/training/checkpoint/fault_point.hpp"
 #include "skein/training/engine/trainer.hpp"
@@ -46,6 +47,11 @@ class HandOverDir {
 // A process left out of the membership whose run ended before it could join
 // again: it ends training without a failure.
 struct LeftOut {};
+
+// A failure live recovery does not retry: the run ends with it.
+struct NotRecoverable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 double unix_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -106,6 +112,25 @@ bool Trainer::after_committed_step() {
   return true;
 }
 
+bool Trainer::recoverable(const std::exception& e) {
+  return !dynamic_cast<const Interrupted*>(&e) && !dynamic_cast<const ConfigError*>(&e) &&
+         !dynamic_cast<const NotRecoverable*>(&e);
+}
+
+// A failure inside a recovery (a member lost in the hand-over, say) is one
+// more round of it.
+void Trainer::recover_until_done(std::string why) {
+  for (;;) {
+    try {
+      recover(why);
+      return;
+    } catch (const std::exception& again) {
+      if (!recoverable(again)) throw;
+      why = again.what();
+    }
+  }
+}
+
 void Trainer::recover(const std::string& why) {
   const double seen_at = unix_time();
   if (!failed_at_) failed_at_ = std::chrono::steady_clock::now();
@@ -117,10 +142,10 @@ void Trainer::recover(const std::string& why) {
   if (!m) throw LeftOut{};
   // Nobody was lost: the failure is one every rank had (not a lost peer);
   // the second time in a row it is the run's error.
-  if (m->members == before && ++failures_in_a_row_ >= 2) throw std::runtime_error(why);
+  if (m->members == before && ++failures_in_a_row_ >= 2) throw NotRecoverable(why);
   const int left = static_cast<int>(m->members.size());
   if (left < live_->options().min_ranks)
-    throw std::runtime_error("live recovery: " + std::to_string(left) + " of " + std::to_string(was) +
+    throw NotRecoverable("live recovery: " + std::to_string(left) + " of " + std::to_string(was) +
                              " processes left after a failure, fewer than the wrapper's min_ranks " +
                              std::to_string(live_->options().min_ranks) + " (" + first_line(why) + ")");
   // One recovery until a step is committed again: a member lost inside it

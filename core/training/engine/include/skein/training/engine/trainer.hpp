@@ -137,6 +137,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   bool after_committed_step();
   // After a failed step or validation: the survivors' new membership.
   void recover(const std::string& why);
+  // recover() until one succeeds; throws what it cannot recover from.
+  void recover_until_done(std::string why);
+  static bool recoverable(const std::exception& e);
   // This process's part in membership `m`: its rank, the new group, and the
   // leader's state (`at`: where this process was, for the leader's checkpoint,
   // with its world size then; null for a replacement, which has no state).
