@@ -20,14 +20,20 @@ using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 // The probe: no per-process trace in the history (processes of a recovery
-// differ in it), slow until a replacement is in, and a signal to one process
-// as epoch 2's sixth train batch begins (SIGNAL and RANK appended).
-const std::string kSignal =
-    " --plugin probe_callback:record_events=false,slow_below_world=3,signal_at=2,signal_batch=5,signal=";
+// differ in it), slow while the world is below `world` (until a replacement
+// is in), and `signal` to the process that started as `rank` as epoch 2's
+// sixth train batch begins.
+std::string probe_signal(int signal, int rank, int world = 3) {
+  return " --plugin probe_callback:record_events=false,slow_below_world=" + std::to_string(world) +
+         ",signal_at=2,signal_batch=5,signal=" + std::to_string(signal) + ",signal_rank=" + std::to_string(rank);
+}
 
 nlohmann::json live_config() {
   auto cfg = test::two_process_config();
-  cfg["parallel"] = {{"plugin", "ddp"}, {"live_recovery", true}, {"collective_timeout_s", 2}, {"recovery_window_s", 5}};
+  // Timeouts that a loaded machine (the suite runs two tests at a time) does
+  // not reach by slowness alone: a killed peer is found at once anyway, its
+  // connections reset; the stopped one costs them.
+  cfg["parallel"] = {{"plugin", "ddp"}, {"live_recovery", true}, {"collective_timeout_s", 5}, {"recovery_window_s", 10}};
   cfg["data"]["samples"] = 1536;  // 12 train batches per rank and epoch on 3 ranks
   return cfg;
 }
@@ -72,7 +78,7 @@ struct Fixture : test::Workspace {
 BOOST_FIXTURE_TEST_SUITE(live_training, Fixture)
 
 BOOST_AUTO_TEST_CASE(a_killed_worker_is_replaced_while_the_others_go_on) {
-  auto r = train("killed", kSignal + "9,signal_rank=1");
+  auto r = train("killed", probe_signal(9, 1));
   expect_whole_run("killed", r);
   BOOST_TEST(contains(r.err, "skein: worker rank 1 on "), r.err);
   BOOST_TEST(contains(r.err, "the others go on (live recovery); replacement 1 joins"), r.err);
@@ -94,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_is_replaced_while_the_others_go_on) {
 }
 
 BOOST_AUTO_TEST_CASE(the_main_rank_killed_hands_the_log_to_the_next) {
-  auto r = train("main", kSignal + "9,signal_rank=0");
+  auto r = train("main", probe_signal(9, 0));
   expect_whole_run("main", r);
   const std::string log = test::read_text(dir("main") + "/train.log");
   BOOST_TEST(contains(log, "Live recovery: 3 -> 2 processes (generation 1: ids 1, 2)"), log);
@@ -104,7 +110,7 @@ BOOST_AUTO_TEST_CASE(the_main_rank_killed_hands_the_log_to_the_next) {
 
 BOOST_AUTO_TEST_CASE(a_worker_lost_inside_the_recovery_costs_one_more_round) {
   // Rank 1 killed; rank 2 then dies in the hand-over of the first recovery.
-  auto r = train("twice", kSignal + "9,signal_rank=1",
+  auto r = train("twice", probe_signal(9, 1),
                  "SKEIN_TEST_KILL_IN_HAND_OVER=2 LD_PRELOAD=" FAULT_INJECTION_LIB);
   expect_whole_run("twice", r);
   BOOST_TEST(events("twice", "lost") == 1);
@@ -120,7 +126,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_worker_is_left_out_and_comes_back_as_a_replacemen
   const std::string run_dir = dir("stopped");
   const std::string script =
       kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run_dir +
-      " --nproc-per-node 3 --timeout 60" + kSignal + "19,signal_rank=2 & "
+      " --nproc-per-node 3 --timeout 60" + probe_signal(19, 2) + " & "
       "L=$!; until grep -qs -- '-> 2 processes' " + run_dir + "/train.log; do "
       "kill -0 $L 2>/dev/null || break; sleep 0.1; done; "
       "for p in $(pgrep -f -- '--run-dir=" + run_dir + "'); do kill -CONT $p; done; wait $L";
@@ -146,7 +152,7 @@ BOOST_AUTO_TEST_CASE(under_torchrun_one_agent_per_replica_group_restarts_its_wor
               " -m torch.distributed.run --nproc_per_node 1 -r 2 -t 2 --max_restarts 2 --monitor_interval 1"
               " --master_addr 127.0.0.1 --master_port " + std::to_string(test::free_port()) +
               " --no_python " + kSkein + " train" + kProbe + "--config " + config + " --run-dir " + run_dir +
-              kSignal + "9,signal_rank=1,only_attempt=0 & P" + std::to_string(g) + "=$!; ";
+              probe_signal(9, 1) + ",only_attempt=0 & P" + std::to_string(g) + "=$!; ";
   script += "E=0; for p in $P0 $P1 $P2; do wait $p || E=1; done; exit $E";
   auto r = test::run(test::in_private_network(script), 300);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -159,6 +165,43 @@ BOOST_AUTO_TEST_CASE(under_torchrun_one_agent_per_replica_group_restarts_its_wor
   BOOST_TEST(lost == 1);
   BOOST_TEST(joined == 1);
   BOOST_TEST(!contains(test::read_text(run_dir + "/train.log"), "Resumed from"));
+}
+
+// Two "machines" (network namespaces joined by a veth pair), two workers
+// each: a worker of node 1 killed is reported lost by node 1's launcher
+// through node 0's store and replaced on node 1.
+BOOST_AUTO_TEST_CASE(across_two_machines_the_lost_workers_launcher_replaces_it) {
+  auto cfg = live_config();
+  cfg["history"] = {{"plugin", "filestore"}, {"path", dir("history.filestore")}};  // a "shared" filesystem
+  cfg["data"]["samples"] = 2048;  // 12 train batches per rank and epoch on 4 ranks
+  const std::string config = write_config(cfg);
+  const std::string run_dir = dir("two");
+  auto node = [&](int rank, const std::string& ip) {
+    return "ip netns exec host" + std::to_string(rank) + " " + kSkein + " train" + kProbe + "--config " + config +
+           " --run-dir " + run_dir + probe_signal(9, 3, 4) + " --plugin ddp:gloo_host=" + ip +
+           " --nnodes 2 --node-rank " + std::to_string(rank) +
+           " --nproc-per-node 2 --master-addr 10.213.9.1 --master-port 29650 --timeout 60 --max-restarts 2 > " +
+           dir("node" + std::to_string(rank) + ".log") + " 2>&1";
+  };
+  const std::string script = dir("two_hosts.sh");
+  test::write_text(script, test::two_hosts_setup("10.213.9") + node(0, "10.213.9.1") + " &\n" +
+                               node(1, "10.213.9.2") + " &\n" + "wait %1; a=$?; wait %2; b=$?; exit $((a + b))\n");
+  auto r = test::run("unshare -nm --propagation private sh " + script, 300);
+  if (r.exit_code == 3) {
+    BOOST_WARN_MESSAGE(false, "two-host test skipped: this machine does not allow network namespaces with veth "
+                              "pairs (" << r.err << ")");
+    return;
+  }
+  const std::string node1 = test::read_text(dir("node1.log"));
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, test::read_text(dir("node0.log")) + "\n" + node1);
+  BOOST_TEST(contains(node1, "skein: worker rank 3 on "), node1);
+  BOOST_TEST(contains(node1, "replacement 1 joins"), node1);
+  BOOST_TEST(load_json(run_dir + "/history.json").size() == 4u);
+  const auto run = load_json(run_dir + "/run.json");
+  BOOST_TEST(run.at("consistent").get<bool>());
+  BOOST_TEST(run.at("history_digests").size() == 4u);
+  BOOST_TEST(events("two", "lost") == 1);
+  BOOST_TEST(events("two", "joined") == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -243,7 +243,6 @@ std::optional<int> after_failure(const GroupResult& result, int number, int max_
   return std::nullopt;
 }
 
-
 // Live recovery: a worker killed by a signal (it reported nothing) is lost;
 // the others are told at once (they would find out within their collective
 // timeout) and go on, and a replacement joins them while restarts are left.
