@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 tests='test_distributed|test_torchrun|test_runs|test_faults|test_run_safety|test_bad_input|test_session|test_zero|test_ddp'
 tests+='|test_none|test_local|test_filestore|test_tcpstore|test_jsonl|test_lr_scheduler|test_print_log|test_progress_bar'
 tests+='|test_report|test_scoring|test_tensorboard|test_timer|test_gradient_reducer|engine_checkpoints'
-tests+='|engine_eval_reduction|engine_step_driver|engine_optimizer_shards|engine_store_stream|engine_quorum|test_live_recovery'
+tests+='|engine_eval_reduction|engine_step_driver|engine_optimizer_shards|engine_store_stream|engine_quorum|test_live_recovery|test_live_training'
 if [ "${1:-}" = --regex ]; then
   echo "^($tests)\$"
   exit 0
