@@ -7,7 +7,6 @@
 #include <torch/types.h>
 
 #include "../common/group_parallel.hpp"
-#include "skein/errors.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
 #include "skein/torch_compat/backends.hpp"
@@ -76,9 +75,7 @@ class Ddp final : public skein_parallel::GroupParallel,
     maker_ = skein_parallel::group_maker(args, group);
     if (maker_.nccl)
       args.options.fail(DdpOptions::names::live_recovery, "is for Gloo groups; this run's backend is nccl");
-    if (args.run.world_size > 1 && !maker_.store)
-      throw skein::ConfigError("parallel 'ddp': live_recovery needs the run's store (start it with skein train "
-                               "--nproc-per-node or torchrun)");
+    // Without the run's store: the engine's live recovery refuses the run (live_recovery.cpp).
   }
 
   void prepare(torch::nn::Module& model) override {
@@ -112,13 +109,12 @@ class Ddp final : public skein_parallel::GroupParallel,
     torch::Tensor size = torch::tensor({static_cast<std::int64_t>(bytes.size())}, torch::kInt64);
     skein_parallel::broadcast_in_place(group_, {size}, root);
     torch::Tensor data = torch::empty({size.item<std::int64_t>()}, torch::kUInt8);
-    if (change_root(root)) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
+    if (group_->getRank() == root) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
     skein_parallel::broadcast_in_place(group_, {data}, root);
     bytes.assign(static_cast<const char*>(data.data_ptr()), static_cast<std::size_t>(data.numel()));
   }
 
  private:
-  bool change_root(int root) const { return group_->getRank() == root; }
   skein_parallel::ReducerOptions reducer_options_;
   skein::LiveRecoveryOptions live_;
   skein_parallel::GroupMaker maker_;
