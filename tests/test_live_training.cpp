@@ -110,8 +110,7 @@ BOOST_AUTO_TEST_CASE(the_main_rank_killed_hands_the_log_to_the_next) {
 
 BOOST_AUTO_TEST_CASE(a_worker_lost_inside_the_recovery_costs_one_more_round) {
   // Rank 1 killed; rank 2 then dies in the hand-over of the first recovery.
-  auto r = train("twice", probe_signal(9, 1),
-                 "SKEIN_TEST_KILL_IN_HAND_OVER=2 LD_PRELOAD=" FAULT_INJECTION_LIB);
+  auto r = train("twice", probe_signal(9, 1), test::with_fault("SKEIN_TEST_KILL_IN_HAND_OVER=2"));
   expect_whole_run("twice", r);
   BOOST_TEST(events("twice", "lost") == 1);
   const auto lost = first_loss("twice");
