@@ -2,14 +2,15 @@
 """Live recovery vs a restart from the newest step checkpoint, on one kill
 schedule (docs/BENCHMARKS.md, section 16).
 
-  unshare -rn sh -c 'ip link set lo up && python3 bench/live_recovery.py [--epochs N] [--build build]'
+  unshare -rn sh -c 'ip link set lo up && python3 bench/live_recovery.py [--epochs N] [--build build] [--parallel zero]'
 
 Fashion-MNIST's MLP (examples/fault_tolerant_ddp.json) on 3 processes under
 `skein train`. Each run does the same work (N epochs); a kill schedule sends
 SIGKILL to a random worker (rank 0 too) every K seconds. Modes: `live`
 (ddp's live_recovery, a replacement started by the launcher) and `restart`
 (plain ddp, also a step checkpoint every 50 steps, --max-restarts: every
-worker restarted from the newest). Reported: committed steps per wall-clock second relative
+worker restarted from the newest); --parallel zero: the same with zero
+(stage 1), whose live recovery mirrors each optimizer shard on a second rank. Reported: committed steps per wall-clock second relative
 to the run without kills (the same work in less time is more steps a
 second), seconds lost per kill, and for live recovery the seconds from a
 kill to the next committed step and to the replacement's joining (run.json).
@@ -19,12 +20,13 @@ import argparse, json, os, random, signal, subprocess, sys, tempfile, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def config(live, epochs):
+def config(live, epochs, parallel):
     with open(os.path.join(ROOT, "examples", "fault_tolerant_ddp.json")) as f:
         cfg = json.load(f)
     cfg["max_epochs"] = epochs
+    cfg["parallel"]["plugin"] = parallel
     if not live:  # the same checkpoints, and one every 50 steps to restart from
-        cfg["parallel"] = {"plugin": "ddp"}
+        cfg["parallel"] = {"plugin": parallel}
         cfg["callbacks"] = [{"plugin": "print_log"}, {"plugin": "checkpoint", "every_n_steps": 50}]
     return cfg
 
@@ -106,18 +108,19 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--epochs", type=int, default=24)
     ap.add_argument("--every", default="30,10", help="kill intervals in seconds, comma-separated")
+    ap.add_argument("--parallel", default="ddp", choices=["ddp", "zero"])
     a = ap.parse_args()
     skein = os.path.join(a.build, "bin", "skein")
     tmp = tempfile.mkdtemp(prefix="skein-live-bench-")
     rows = []
-    clean, _, clean_report = run(skein, tmp, "clean", config(True, a.epochs), 0, 0)
-    clean_restart, _, _ = run(skein, tmp, "clean_restart", config(False, a.epochs), 0, 0)
+    clean, _, clean_report = run(skein, tmp, "clean", config(True, a.epochs, a.parallel), 0, 0)
+    clean_restart, _, _ = run(skein, tmp, "clean_restart", config(False, a.epochs, a.parallel), 0, 0)
     print(f"no kills: live-recovery config {clean:.1f} s, restart config {clean_restart:.1f} s, "
           f"test accuracy {clean_report['test_accuracy']:.4f}", flush=True)
     for every in [float(x) for x in a.every.split(",")]:
         for mode in ("live", "restart"):
             base = clean if mode == "live" else clean_restart
-            seconds, kills, report = run(skein, tmp, f"{mode}_{every:g}", config(mode == "live", a.epochs), every, 1,
+            seconds, kills, report = run(skein, tmp, f"{mode}_{every:g}", config(mode == "live", a.epochs, a.parallel), every, 1,
                                          mode == "live")
             row = {"every_s": every, "mode": mode, "seconds": seconds, "kills": len(kills),
                    "relative": base / seconds, "lost_per_kill": (seconds - base) / max(1, len(kills)),

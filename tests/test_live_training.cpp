@@ -40,8 +40,9 @@ nlohmann::json live_config() {
 
 struct Fixture : test::Workspace {
   // `skein train --nproc-per-node 3` with `args`, in a private network namespace.
-  test::CommandResult train(const std::string& name, const std::string& args, const std::string& env = "") {
-    const std::string config = write_config(live_config());
+  test::CommandResult train(const std::string& name, const std::string& args, const std::string& env = "",
+                            const nlohmann::json& cfg = live_config()) {
+    const std::string config = write_config(cfg);
     return test::run(test::in_private_network(env + " " + kSkein + " train" + kProbe + "--config " + config +
                                               " --run-dir " + dir(name) +
                                               " --nproc-per-node 3 --timeout 60 --max-restarts 3 " + args),
@@ -143,6 +144,30 @@ BOOST_AUTO_TEST_CASE(a_stopped_worker_is_left_out_and_comes_back_as_a_replacemen
   BOOST_TEST(events("stopped", "lost") == 1);
   BOOST_TEST(events("stopped", "joined") == 1);
   BOOST_TEST(!contains(r.err, "was lost"), r.err);  // no process ended: the launcher replaced nobody
+}
+
+BOOST_AUTO_TEST_CASE(under_zero_a_lost_ranks_optimizer_shard_lives_on_in_the_rank_before_it) {
+  // Adam's state sharded over 3 ranks, each shard also stepped by the rank
+  // before it; gradient clipping asks for the owners of each membership.
+  auto cfg = live_config();
+  cfg["parallel"]["plugin"] = "zero";
+  cfg["optimizer"] = {{"name", "adam"}, {"lr", 0.01}};
+  cfg["callbacks"].push_back({{"plugin", "grad_clip"}, {"max_norm", 1.0}});
+  // Rank 0 killed: its shard comes from rank 2, and rank 1 leads.
+  auto r = train("zero", probe_signal(9, 0), "", cfg);
+  expect_whole_run("zero", r);
+  BOOST_TEST(events("zero", "lost") == 1);
+  BOOST_TEST(events("zero", "joined") == 1);
+  const std::string log = test::read_text(dir("zero") + "/train.log");
+  BOOST_TEST(contains(log, "Live recovery: 3 -> 2 processes (generation 1: ids 1, 2)"), log);
+  // Each rank holds two shards of three: 2/3 of the optimizer's state.
+  const auto results = load_json(dir("zero") + "/results.json");
+  BOOST_TEST(results.at("optimizer_state_mb_per_rank").size() == 3u);
+  auto straight = train("zero_straight", "", "", cfg);
+  BOOST_REQUIRE_MESSAGE(straight.exit_code == 0, straight.err);
+  const double a = results.at("test_accuracy").get<double>();
+  const double b = load_json(dir("zero_straight") + "/results.json").at("test_accuracy").get<double>();
+  BOOST_TEST(std::abs(a - b) <= 0.05, a << " vs " << b);
 }
 
 // torchrun's arrangement: one torchrun per replica group (here 3 of one

@@ -20,6 +20,7 @@
 #include "skein/callback.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
+#include "skein/run.hpp"
 
 // Declared once: the schema below and GradClipOptions' typed fields.
 #define GRAD_CLIP_OPTIONS(X)                                                                   \
@@ -32,7 +33,7 @@ namespace {
 
 SKEIN_OPTIONS_STRUCT(GradClipOptions, GRAD_CLIP_OPTIONS)
 
-class GradClip final : public skein::Callback {
+class GradClip final : public skein::Callback, public skein::WorldChangeListener {
  public:
   explicit GradClip(const skein::PluginArgs& args) : o_(args.options) {}
 
@@ -60,6 +61,9 @@ class GradClip final : public skein::Callback {
     ctx.history().batches().put(key_, norm);
   }
 
+  // Live recovery: another membership has other owners.
+  void on_world_change(const skein::RunInfo&, std::int64_t) override { owners_.clear(); }
+
  private:
   // The norm_type-norm of the whole model's gradient: each parameter's norm
   // to the p on the rank that owns it (its first element's owner, which holds
@@ -67,7 +71,7 @@ class GradClip final : public skein::Callback {
   // at the same batches.
   double sharded_norm(skein::TrainContext& ctx, skein::ShardedOptimizer& sharded,
                       const std::vector<torch::Tensor>& params) {
-    // Owners are fixed for the run: asked once, not at every step.
+    // Owners are fixed for a membership: asked once, not at every step.
     if (owners_.empty()) owners_ = sharded.parameter_owners(params);
     const std::vector<int>& owners = owners_;
     const int rank = ctx.run().rank;
@@ -88,6 +92,6 @@ class GradClip final : public skein::Callback {
 
 }  // namespace
 
-SKEIN_PLUGIN(GradClip, callback, "grad_clip", "1.1.0",
+SKEIN_PLUGIN(GradClip, callback, "grad_clip", "1.1.1",
              "Clips synced gradients by total norm or by value before each optimizer step",
              SKEIN_OPTION_SPECS(GRAD_CLIP_OPTIONS))

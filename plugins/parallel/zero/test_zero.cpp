@@ -414,4 +414,14 @@ BOOST_AUTO_TEST_CASE(a_stage_outside_1_or_2_is_one_line) {
   BOOST_TEST(message.find('\n') == std::string::npos, message);
 }
 
+// Live recovery mirrors each shard on the rank before its owner, which
+// needs the owner's gradients there too: stage 1 only.
+BOOST_AUTO_TEST_CASE(live_recovery_at_stage_2_is_one_line) {
+  const auto message = skein::testing::message_of<skein::ConfigError>(
+      [&] { EngineRun run(run_of({{"plugin", "zero"}, {"stage", 2}, {"live_recovery", true}}, kSgd)); });
+  BOOST_TEST(message.find("live_recovery") != std::string::npos, message);
+  BOOST_TEST(message.find("needs stage 1") != std::string::npos, message);
+  BOOST_TEST(message.find('\n') == std::string::npos, message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,10 +13,14 @@
 //            parameter in parts is all-reduced, for each of its owners.
 // The user's module is never wrapped. Checkpoints hold the whole optimizer,
 // consolidated by the engine: a zero checkpoint resumes under ddp and back.
+// With live recovery each membership has its own partition (the engine asks
+// for the spans again after regroup), and the engine keeps every shard's
+// state on two ranks (optimizer_mirror.hpp), so that a lost rank's is not
+// lost with it.
 #include <torch/types.h>
 #include <torch/utils.h>
 
-#include "../common/group_parallel.hpp"
+#include "../common/live_group.hpp"
 #include "partition.hpp"
 #include "skein/parallel.hpp"
 #include "skein/plugin.hpp"
@@ -29,19 +33,24 @@
     "owner alone, the others dropped (callbacks' on_grad_computed then sees only this rank's)",       \
     SKEIN_RANGE("[1, 2]"))                                                                            \
   SKEIN_BUCKET_OPTIONS(X)                                                                             \
+  SKEIN_LIVE_RECOVERY_OPTIONS(X)                                                                      \
   SKEIN_PROCESS_GROUP_OPTIONS(X)
 
 namespace {
 
 SKEIN_OPTIONS_STRUCT(ZeroOptions, ZERO_OPTIONS)
 
-class Zero final : public skein_parallel::GroupParallel,
+class Zero final : public skein_parallel::LiveGroupParallel,
                    public skein::ShardedOptimizer,
                    public skein::ShardedInSpans {
  public:
   explicit Zero(const skein::PluginArgs& args)
-      : GroupParallel("zero"), o_(args.options), rank_(args.run.rank), world_(args.run.world_size) {
-    group_ = skein_parallel::make_group(args, who_, {o_.backend, o_.gloo_host, ZeroOptions::names::backend});
+      : LiveGroupParallel("zero"), o_(args.options), rank_(args.run.rank), world_(args.run.world_size) {
+    // Stage 2 reduces each gradient to its owner alone: a rank that also
+    // steps another's shard (live recovery's mirror) would not have it.
+    if (o_.live_recovery && o_.stage == 2)
+      args.options.fail(ZeroOptions::names::live_recovery, "needs stage 1 (stage 2 keeps each gradient on its owner alone)");
+    make_groups(args, {o_.backend, o_.gloo_host, ZeroOptions::names::backend}, skein_parallel::live_recovery_of(o_));
   }
 
   void prepare(torch::nn::Module& model) override {
@@ -97,6 +106,12 @@ class Zero final : public skein_parallel::GroupParallel,
   }
 
  private:
+  // The engine asks for the new membership's spans next (parameter_spans).
+  void world_changed(const skein::WorldChange& change) override {
+    rank_ = change.rank;
+    world_ = change.world_size;
+  }
+
   std::vector<std::int64_t> sizes_of_params() const {
     std::vector<std::int64_t> sizes;
     for (const auto& p : params_) sizes.push_back(p.numel());
@@ -144,7 +159,7 @@ class Zero final : public skein_parallel::GroupParallel,
 
 }  // namespace
 
-SKEIN_PLUGIN(Zero, parallel, "zero", "1.1.0",
+SKEIN_PLUGIN(Zero, parallel, "zero", "1.2.0",
              "Data parallel with the optimizer's state sharded across ranks (ZeRO stage 1 or 2; Gloo on the CPU, "
              "NCCL on CUDA; compiled in: " SKEIN_DISTRIBUTED_BACKENDS ")",
              SKEIN_OPTION_SPECS(ZERO_OPTIONS))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -64,10 +65,14 @@ void restore_optimizer(RunParts& parts, const std::string& file, const std::vect
   torch::serialize::InputArchive archive;
   archive.load_from(file, device);
   torch::optim::Optimizer& optimizer = *parts.optimizer;
-  if (parts.shard_spans.empty())
+  if (parts.shard_spans.empty()) {
     torch_compat::load_optimizer(optimizer, archive);
-  else
-    load_optimizer_shard(*parts.optimizer_factory, {optimizer, parts.step_pieces}, parts.model->parameters(), archive);
+  } else {
+    std::optional<RunningShard> mirror;
+    if (parts.mirror.active()) mirror.emplace(parts.mirror.shard());
+    load_optimizer_shard(*parts.optimizer_factory, {optimizer, parts.step_pieces}, parts.model->parameters(), archive,
+                         mirror ? &*mirror : nullptr);
+  }
   auto& groups = optimizer.param_groups();
   if (lrs.size() != groups.size()) throw std::runtime_error("the optimizer has another number of parameter groups");
   for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);

@@ -237,8 +237,16 @@ void CheckpointWriter::send_optimizer_shard(const std::string& name, long epoch)
 // a file in `tmp` and loaded from there, so that rank 0 holds its states
 // once, not its bytes as well).
 void CheckpointWriter::write_optimizer(const std::string& name, long epoch, const std::string& tmp,
-                                       std::ostream& out) const {
+                                       std::ostream& out, const CheckpointParts& parts) const {
   std::unique_ptr<torch::optim::Optimizer> whole;
+  if (parts.whole_optimizer) {
+    torch::serialize::OutputArchive archive;
+    parts.whole_optimizer->save(archive);
+    archive.save_to(out);
+    return;
+  }
+  if (parts.alone && !parts_.shard_spans.empty())
+    throw std::logic_error("a sharded optimizer's checkpoint written alone needs the whole optimizer");
   if (!parts_.shard_spans.empty()) {
     ShardSource shards;
     shards.rank = run_.rank;
@@ -407,7 +415,7 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
   put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
   skein_fault_point("checkpoint.halfway", at.epoch);
   if (!parts.model_only) {
-    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out); });
+    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out, parts); });
     if (open) {
       put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
       put(checkpoint_files::kOpenEpochParts, open_epoch_ranks_json(ranks.open_ranks).dump() + "\n");

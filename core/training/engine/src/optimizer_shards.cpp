@@ -228,17 +228,14 @@ void check_spans(const std::vector<ParameterSpan>& spans, const std::vector<torc
                              std::to_string(params.size()));
 }
 
-// Each parameter group's options of `from` into `to`'s group of the same
-// place (the learning rate a scheduler changed, say); nothing when the
-// factory made another number of groups.
+}  // namespace
+
 void copy_group_options(const torch::optim::Optimizer& from, torch::optim::Optimizer& to) {
   const auto& source = from.param_groups();
   auto& target = to.param_groups();
   if (source.size() != target.size()) return;
   for (std::size_t g = 0; g < source.size(); ++g) target[g].set_options(source[g].options().clone());
 }
-
-}  // namespace
 
 std::vector<ParameterSpan> shard_spans(Parallel& parallel, const std::vector<torch::Tensor>& params, int world_size,
                                        bool cut) {
@@ -337,11 +334,15 @@ std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& facto
 }
 
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,
-                          torch::serialize::InputArchive& archive) {
+                          torch::serialize::InputArchive& archive, const RunningShard* mirror) {
   auto whole = factory.create(params);
   torch_compat::load_optimizer(*whole, archive);
-  own.optimizer.state().clear();
-  split_states(factory, *whole, own.optimizer, own.pieces);
+  // Two owners' shards hold no state in common: each takes its own from `whole`.
+  for (const RunningShard* shard : {&own, mirror}) {
+    if (!shard) continue;
+    shard->optimizer.state().clear();
+    split_states(factory, *whole, shard->optimizer, shard->pieces);
+  }
 }
 
 }  // namespace skein::core

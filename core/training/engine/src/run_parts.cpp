@@ -67,11 +67,7 @@ RunParts::RunParts(const AssemblyInput& in) {
                                            config.parallel.record->name +
                                            "', which shards the optimizer (each rank would check and skip its own "
                                            "parameters' steps); use \"bf16-mixed\" or the parallel 'ddp'");
-  // An elementwise optimizer steps a sharded run's large parameters in pieces (step_pieces.hpp).
-  const bool in_pieces = !shard_spans.empty() && elementwise;
-  step_pieces = shard_spans.empty() ? StepPieces(params, 0)
-                                    : StepPieces(params, owned_spans(shard_spans, in.run.rank),
-                                                 in_pieces ? kStepPieceElements : 0);
+  step_pieces = pieces_of(in.run.rank);
   optimizer = located(config.optimizer, [&] { return optimizer_factory->create(step_pieces.tensors()); });
 
   history = make_plugin<HistoryBackend>(in, config.history, options);
@@ -81,6 +77,33 @@ RunParts::RunParts(const AssemblyInput& in) {
          "' keeps each rank's own batches, so ranks may decide differently; choose a history backend "
          "that synchronizes ranks ('skein plugins' lists the history plugins)");
   for (const auto& use : config.callbacks) callbacks.add(use.record->name, make_plugin<Callback>(in, use, options));
+}
+
+// An elementwise optimizer steps a sharded run's large parameters in pieces (step_pieces.hpp).
+StepPieces RunParts::pieces_of(int rank) const {
+  const auto params = model->parameters();
+  if (shard_spans.empty()) return StepPieces(params, 0);
+  const bool elementwise = dynamic_cast<const ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
+  return StepPieces(params, owned_spans(shard_spans, rank), elementwise ? kStepPieceElements : 0);
+}
+
+void RunParts::shard_optimizer(const RunInfo& run, bool with_mirror) {
+  if (shard_spans.empty()) return;
+  const auto params = model->parameters();
+  const bool elementwise = dynamic_cast<const ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
+  shard_spans = core::shard_spans(*parallel, params, run.world_size, elementwise);
+  step_pieces = pieces_of(run.rank);
+  // The same object: the engine's steps and the callbacks hold it.
+  auto& groups = optimizer->param_groups();
+  if (groups.size() != 1)
+    throw ConfigError(std::string(run_key::kOptimizer) + ": live recovery under a sharding parallel wrapper needs an "
+                      "optimizer of one parameter group; this one has " + std::to_string(groups.size()));
+  groups.front().params() = step_pieces.tensors();
+  optimizer->state().clear();
+  mirror = with_mirror && run.world_size > 1
+               ? ShardMirror(*optimizer_factory, params, shard_spans, (run.rank + 1) % run.world_size,
+                             elementwise ? kStepPieceElements : 0)
+               : ShardMirror();
 }
 
 }  // namespace skein::core

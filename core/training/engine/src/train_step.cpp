@@ -48,8 +48,10 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
       std::optional<MappedApart> apart;
       if (p_.pieces && p_.pieces->cuts_any() && p_.optimizer.state().empty()) apart.emplace(kMappedApartBytes);
       p_.optimizer.step();
+      if (p_.mirror && p_.mirror->active()) p_.mirror->step(p_.optimizer);
     }
     if (scaler_) scaler_->update();
+    ++steps_;
     // A sharded optimizer stepped this rank's parameters: owners send theirs.
     if (auto* sharded = dynamic_cast<ShardedOptimizer*>(&p_.parallel)) sharded->after_step();
     // The pieces' states, made apart by the first step, laid out whole once

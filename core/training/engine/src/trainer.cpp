@@ -47,7 +47,12 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
       checkpoints_(parts_, history_, config_, run_, store),
       store_(store) {
   live_ = LiveRecovery::make(*parts_.parallel, run_, store_, false);
-  if (live_) check_live_history();
+  if (live_) {
+    check_live_history();
+    // A sharded optimizer: each shard's state on two ranks (optimizer_mirror.hpp).
+    parts_.shard_optimizer(run_, true);
+    if (sharded()) shards_of_ = Membership::initial(run_.world_size).members;
+  }
   if (parts_.data)
     batches_per_epoch_ = train_batches_per_epoch(parts_.splits.train.size(), run_.world_size, config_.batch_size);
   log_ << "Device: " << run_.device << " (" << device_.why << ")";
@@ -59,7 +64,8 @@ Trainer::~Trainer() = default;
 
 StepParts Trainer::step_parts() {
   return {forward_, *parts_.model, *parts_.optimizer, *parts_.parallel, *parts_.loss,
-          history_, records_,      parts_.callbacks,  *this, &parts_.step_pieces, parts_.optimizer_factory.get()};
+          history_, records_,      parts_.callbacks,  *this, &parts_.step_pieces, parts_.optimizer_factory.get(),
+          &parts_.mirror};
 }
 
 EpochPosition Trainer::position() const {
@@ -166,9 +172,19 @@ bool Trainer::train_epoch() {
 
 void Trainer::train_batch(Batch& batch) {
   if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
-  train_step_.run(batch, batches_per_epoch_);
+  const long steps = train_step_.steps();
+  try {
+    train_step_.run(batch, batches_per_epoch_);
+  } catch (...) {
+    // Live recovery: a failure after this process's optimizer step (in a
+    // sharded wrapper's broadcast of what it stepped, in a callback) leaves
+    // the step applied here; the run goes on after it, not before.
+    if (train_step_.steps() != steps) committed_batches_ = batch.index + 1;
+    throw;
+  }
   ++batches_done_;
   epoch_batches_ = batch.index + 1;
+  if (train_step_.steps() != steps) committed_batches_ = epoch_batches_;
 }
 
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
@@ -209,6 +225,7 @@ void Trainer::begin_epoch() {
   epoch_open_ = true;
   epoch_batches_ = 0;
   committed_batches_ = 0;
+  kept_hand_over_.clear();  // of the epoch before
   pass_before_.clear();
   segment_first_batch_ = 0;
   ++epoch_;

@@ -8,6 +8,7 @@
 // ends the same everywhere: the leader's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <boost/filesystem.hpp>
@@ -16,6 +17,8 @@
 #include "skein/host/interrupt.hpp"
 #include "skein/training/checkpoint/checkpoint_blob.hpp"
 #include "skein/training/checkpoint/fault_point.hpp"
+#include "skein/training/engine/live_shards.hpp"
+#include "skein/training/engine/optimizer_shards.hpp"
 #include "skein/training/engine/trainer.hpp"
 
 namespace fs = boost::filesystem;
@@ -48,11 +51,6 @@ class HandOverDir {
 // again: it ends training without a failure.
 struct LeftOut {};
 
-// A failure live recovery does not retry: the run ends with it.
-struct NotRecoverable : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 double unix_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -84,6 +82,7 @@ EpochPosition Trainer::committed_position() {
 
 bool Trainer::after_committed_step() {
   committed_batches_ = epoch_batches_;
+  kept_hand_over_.clear();  // the state moved on
   failures_in_a_row_ = 0;
   const std::int64_t asked = live_->joiners_to_take(*parts_.parallel);
   if (recovery_ && failed_at_) {
@@ -187,36 +186,82 @@ void Trainer::take_leader_state(const EpochPosition* at, int world_size_was) {
   skein_fault_point("live.hand_over", live_->membership().generation);
   const HandOverDir dir(live_->membership().generation);
   const std::string state = dir.path() + "/state";
-  std::string bytes;
-  if (run_.is_main()) {
-    if (!at) throw std::logic_error("live recovery: a replacement cannot lead");
-    // The checkpoint's world size is the one its open epoch was trained on.
-    const int now = run_.world_size;
-    run_.world_size = world_size_was;
-    try {
-      checkpoints_.write(dir.path(), "state", *at, CheckpointParts{false, -1, true});
-    } catch (...) {
-      run_.world_size = now;
-      throw;
-    }
-    run_.world_size = now;
-    bytes = pack_checkpoint_dir(state);
-  }
-  live_->parallel().broadcast_bytes(bytes, 0);
-  if (!run_.is_main()) unpack_checkpoint_dir(bytes, state);
+  std::string bytes = hand_over_bytes(dir.path(), at, world_size_was);
+  if (!fs::exists(state)) unpack_checkpoint_dir(bytes, state);  // the leader wrote it there
+  parts_.shard_optimizer(run_, true);  // the new membership's shards (nothing without sharding)
   RestoreOptions options;
   options.undo_on_failure = false;
   options.live = true;
+  // Callbacks keep the indexes of the batch log's keys (BatchLog::key, asked
+  // once as training begins): the restored log has the same keys in the same places.
+  const std::vector<std::string> batch_keys = history_.batches().keys();
   Restored restored = restore_checkpoint(state, parts_, history_, config_, run_, options);
+  for (std::size_t i = 0; i < batch_keys.size(); ++i)
+    if (history_.batches().key(batch_keys[i]) != static_cast<int>(i))
+      throw std::logic_error("live recovery: the restored batch log has other keys");
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
   epoch_ = restored.epoch;
   start_epoch_ = epoch_ + 1;
   epoch_open_ = false;
-  resized_ = world_size_was != run_.world_size || live_->joiner();
+  resized_ = restored.world_size_was != 0;  // the checkpoint's world size is not this one
   segment_world_ = run_.world_size;
   live_->member_now();
+  if (sharded()) {
+    shards_of_ = live_->membership().members;
+    kept_hand_over_ = std::move(bytes);
+  }
   check_same_parameters();
+}
+
+std::string Trainer::hand_over_bytes(const std::string& dir, const EpochPosition* at, int world_size_was) {
+  RegroupingParallel& group = live_->parallel();
+  std::string bytes;
+  std::unique_ptr<torch::optim::Optimizer> whole;
+  if (sharded()) {
+    ShardOffer mine;
+    mine.id = live_->id();
+    if (!live_->joiner()) {
+      mine.shards_of = shards_of_;
+      mine.epoch = epoch_;
+      mine.batches = committed_batches_;
+      mine.kept = !kept_hand_over_.empty();
+    }
+    const ShardPlan plan = plan_shard_hand_over(group, run_.rank, run_.world_size, mine);
+    if (plan.kept_from >= 0) {
+      if (run_.rank == plan.kept_from) bytes = kept_hand_over_;
+      group.broadcast_bytes(bytes, plan.kept_from);
+      return bytes;
+    }
+    const auto me = std::find(mine.shards_of.begin(), mine.shards_of.end(), mine.id);
+    const int own = me == mine.shards_of.end() ? -1 : static_cast<int>(me - mine.shards_of.begin());
+    const auto shards = gather_shards(group, run_.rank, plan, [&](int k) { return shard_bytes(parts_, k, k == own); });
+    if (run_.is_main()) whole = place_shards(parts_, shards);
+  }
+  if (run_.is_main()) {
+    if (!at) throw std::logic_error("live recovery: a replacement cannot lead");
+    write_hand_over(dir, *at, world_size_was, whole.get());
+    bytes = pack_checkpoint_dir(dir + "/state");
+  }
+  group.broadcast_bytes(bytes, 0);
+  return bytes;
+}
+
+void Trainer::write_hand_over(const std::string& dir, const EpochPosition& at, int world_size_was,
+                              const torch::optim::Optimizer* whole_optimizer) {
+  // The checkpoint's world size is the one its open epoch was trained on.
+  const int now = run_.world_size;
+  run_.world_size = world_size_was;
+  CheckpointParts parts;
+  parts.alone = true;
+  parts.whole_optimizer = whole_optimizer;
+  try {
+    checkpoints_.write(dir, "state", at, parts);
+  } catch (...) {
+    run_.world_size = now;
+    throw;
+  }
+  run_.world_size = now;
 }
 
 // Every member holds the leader's parameters now, bit for bit: two sums over
@@ -234,6 +279,13 @@ void Trainer::check_same_parameters() {
   parts_.parallel->all_reduce_max(extremes);
   if (extremes[0] != -extremes[1] || extremes[2] != -extremes[3])
     throw std::runtime_error("live recovery: the ranks' parameters differ after taking the leader's state");
+}
+
+std::optional<std::size_t> Trainer::optimizer_state_bytes() {
+  auto bytes = elementwise_state_bytes(*parts_.optimizer_factory, *parts_.optimizer);
+  if (bytes && parts_.mirror.active())
+    *bytes += elementwise_state_bytes(*parts_.optimizer_factory, parts_.mirror.shard().optimizer).value_or(0);
+  return bytes;
 }
 
 long Trainer::fit_live_guarded() {

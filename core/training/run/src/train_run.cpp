@@ -28,7 +28,6 @@
 #include "skein/training/run/run_dir.hpp"
 #include "skein/training/run/run_setup.hpp"
 #include "skein/training/run/run_env.hpp"
-#include "skein/training/engine/optimizer_shards.hpp"
 #include "skein/training/engine/trainer.hpp"
 #include "skein/errors.hpp"
 #include "skein/detail/run_files.hpp"
@@ -250,8 +249,9 @@ void record_costs(Trainer& trainer, nlohmann::json& results) {
   trainer.parallel().all_reduce_sum(per_rank);
   results["peak_rss_mb_per_rank"] = per_rank;
   // Each rank's optimizer state, where the optimizer names its tensors (the
-  // same factory on every rank, so all take part or none): zero's about 1/W of ddp's.
-  if (const auto bytes = elementwise_state_bytes(trainer.optimizer_factory(), trainer.optimizer())) {
+  // same factory on every rank, so all take part or none): zero's about 1/W of ddp's
+  // (2/W with live recovery, which mirrors each shard on a second rank).
+  if (const auto bytes = trainer.optimizer_state_bytes()) {
     std::vector<double> state(static_cast<std::size_t>(run.world_size), 0.0);
     state[static_cast<std::size_t>(run.rank)] = static_cast<double>(*bytes) / (1 << 20);
     trainer.parallel().all_reduce_sum(state);

@@ -37,6 +37,9 @@ struct CheckpointParts {
   // (open-epoch records: none of the others'). Live recovery hands a new
   // membership the state of its leader this way (live_recovery.hpp).
   bool alone = false;
+  // With `alone` under a sharded optimizer: the whole optimizer to write
+  // (live recovery gathers it from the members' shards), not this rank's.
+  const torch::optim::Optimizer* whole_optimizer = nullptr;
 };
 
 class SKEIN_EXPORT CheckpointWriter {
@@ -79,7 +82,8 @@ class SKEIN_EXPORT CheckpointWriter {
   // through the store as write_optimizer reads it.
   void send_optimizer_shard(const std::string& name, long epoch) const;
   // optimizer.pt on rank 0; other ranks' shards pass through files in `tmp`.
-  void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out) const;
+  void write_optimizer(const std::string& name, long epoch, const std::string& tmp, std::ostream& out,
+                       const CheckpointParts& parts) const;
   CheckpointMeta meta(const std::vector<std::pair<std::string, std::string>>& checksums, const EpochPosition& at) const;
   // Every rank's parts of a checkpoint, gathered on rank 0 (write()).
   struct RankParts;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "skein/detail/export.hpp"
@@ -19,6 +20,11 @@
 #include "skein/training/store/quorum.hpp"
 
 namespace skein::core {
+
+// A failure live recovery does not retry: the run ends with it.
+struct NotRecoverable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class SKEIN_EXPORT LiveRecovery {
  public:
@@ -32,6 +38,7 @@ class SKEIN_EXPORT LiveRecovery {
   const LiveRecoveryOptions& options() const { return options_; }
   RegroupingParallel& parallel() { return parallel_; }
   const Membership& membership() const { return membership_; }
+  int id() const { return id_; }  // this process's in the membership
   // A replacement that has no state of the run yet.
   bool joiner() const { return joiner_; }
   // It took its leader's state: from now on a member like the others.

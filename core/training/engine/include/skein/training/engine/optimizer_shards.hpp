@@ -41,6 +41,11 @@ SKEIN_EXPORT std::vector<ParameterSpan> owned_spans(const std::vector<ParameterS
 SKEIN_EXPORT std::vector<torch::Tensor> owned_parameters(const std::vector<torch::Tensor>& params,
                                                          const std::vector<int>& owners, int rank);
 
+// Each parameter group's options of `from` into `to`'s group of the same
+// place (the learning rate a scheduler changed, say); nothing when they have
+// other numbers of groups.
+SKEIN_EXPORT void copy_group_options(const torch::optim::Optimizer& from, torch::optim::Optimizer& to);
+
 // Where consolidated_optimizer finds each rank's shard.
 struct ShardSource {
   int rank = 0;  // this rank: its states are shared with the running optimizer
@@ -97,9 +102,11 @@ SKEIN_EXPORT std::optional<std::size_t> elementwise_state_bytes(const OptimizerF
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut
 // parameter's split into its pieces' (views of the loaded tensors; copies
-// where it owns a span only).
+// where it owns a span only); and into `mirror`, when given, the shard of
+// another owner this rank also steps (optimizer_mirror.hpp).
 SKEIN_EXPORT void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own,
                                        const std::vector<torch::Tensor>& params,
-                                       torch::serialize::InputArchive& archive);
+                                       torch::serialize::InputArchive& archive,
+                                       const RunningShard* mirror = nullptr);
 
 }  // namespace skein::core

@@ -23,6 +23,7 @@
 #include "skein/run_store.hpp"
 #include "skein/training/engine/callback_list.hpp"
 #include "skein/training/device/loss_scaler.hpp"
+#include "skein/training/engine/optimizer_mirror.hpp"
 #include "skein/training/engine/step_pieces.hpp"
 #include "skein/training/data/training_data.hpp"
 
@@ -54,6 +55,9 @@ struct SKEIN_EXPORT RunParts {
   StepPieces step_pieces;
   // Over step_pieces' tensors.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  // Live recovery under a sharded optimizer: the next rank's shard, stepped
+  // here too (optimizer_mirror.hpp); inactive otherwise.
+  ShardMirror mirror;
   std::shared_ptr<HistoryBackend> history;
   CallbackList callbacks;
   // precision 16-mixed's loss scaling (disabled otherwise): checkpoints carry its scale.
@@ -64,8 +68,17 @@ struct SKEIN_EXPORT RunParts {
   // of a plugin's options is located in the config (ConfigPathError).
   explicit RunParts(const AssemblyInput& input);
   ~RunParts();
+  // Shards the optimizer again for `run`'s rank and world size (live
+  // recovery, at each change of membership): who steps what, this rank's
+  // pieces, the same optimizer object over them with no state, and with
+  // `mirror` the next rank's shard too. Nothing without a sharding wrapper.
+  void shard_optimizer(const RunInfo& run, bool mirror);
   RunParts(const RunParts&) = delete;
   RunParts& operator=(const RunParts&) = delete;
+
+ private:
+  // What `rank` steps of shard_spans (all parameters without them).
+  StepPieces pieces_of(int rank) const;
 };
 
 }  // namespace skein::core

@@ -11,6 +11,7 @@
 #include "skein/training/engine/batch_records.hpp"
 #include "skein/training/engine/callback_list.hpp"
 #include "skein/training/engine/forward_pass.hpp"
+#include "skein/training/engine/optimizer_mirror.hpp"
 #include "skein/training/engine/step_pieces.hpp"
 
 namespace skein::core {
@@ -27,6 +28,7 @@ struct StepParts {
   TrainContext& context;  // what the callbacks' hooks get
   const StepPieces* pieces = nullptr;  // what `optimizer` steps, when it holds pieces of parameters
   const OptimizerFactory* optimizer_factory = nullptr;  // what made `optimizer` (with pieces)
+  ShardMirror* mirror = nullptr;  // another rank's shard this rank steps too (when active)
 };
 
 }  // namespace skein::core

@@ -17,9 +17,13 @@ class SKEIN_EXPORT TrainStep {
   // unknown) shortens the epoch's last accumulation group. Sets
   // batch.optimizer_step, outputs and loss.
   void run(Batch& batch, long batches_per_epoch);
+  // Optimizer steps this process has taken (counted once its own optimizer
+  // stepped, before a sharded wrapper sends the stepped parameters).
+  long steps() const { return steps_; }
 
  private:
   StepParts p_;
+  long steps_ = 0;
   long accumulate_;
   LossScaler* scaler_;
 };

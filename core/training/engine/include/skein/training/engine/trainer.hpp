@@ -101,6 +101,9 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   const InputScaling& input_scaling() const { return parts_.splits.scaling; }
   const Loss& loss() const { return *parts_.loss; }
   const OptimizerFactory& optimizer_factory() const { return *parts_.optimizer_factory; }
+  // The bytes of this rank's optimizer state tensors (a mirrored shard's
+  // too), where the optimizer names them (elementwise_state_bytes).
+  std::optional<std::size_t> optimizer_state_bytes();
 
   // TrainContext
   const RunInfo& run() const override { return run_; }
@@ -145,6 +148,15 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   // with its world size then; null for a replacement, which has no state).
   void move_to(const Membership& m, const EpochPosition* at, int world_size_was);
   void take_leader_state(const EpochPosition* at, int world_size_was);
+  // The hand-over's checkpoint, as bytes, on every member: the leader's
+  // (written by it, of its state at `at`), or under a sharded optimizer one
+  // put together from the members' shards or kept from the last hand-over.
+  std::string hand_over_bytes(const std::string& dir, const EpochPosition* at, int world_size_was);
+  // Writes the leader's checkpoint of `at` into `dir`, its world size then
+  // `world_size_was`.
+  void write_hand_over(const std::string& dir, const EpochPosition& at, int world_size_was,
+                       const torch::optim::Optimizer* whole_optimizer);
+  bool sharded() const { return !parts_.shard_spans.empty(); }
   void check_live_history() const;
   void check_same_parameters();
   EvalResult evaluate(const DataSplit& split, bool record);
@@ -197,6 +209,11 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   std::optional<nlohmann::json> recovery_;  // the last recovery, recorded at the next committed step
   std::optional<std::chrono::steady_clock::time_point> failed_at_;
   bool left_before_joining_ = false;
+  // Live recovery under a sharded optimizer (live_shards.hpp): the ids of
+  // the membership this process's shards are of (none for a replacement),
+  // and the last hand-over's checkpoint until a step is committed after it.
+  std::vector<int> shards_of_;
+  std::string kept_hand_over_;
   std::function<void(const RunInfo&)> world_changed_;
 };
 
