@@ -9,9 +9,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -57,7 +59,8 @@ class ProbeCallback final : public skein::Callback {
         first_rank_(args.run.rank),
         slow_below_world_(args.options.get_int("slow_below_world")),
         slow_ms_(args.options.get_int("slow_ms")),
-        record_events_(args.options.get_bool("record_events")) {}
+        record_events_(args.options.get_bool("record_events")),
+        epoch_metrics_(args.options.get_int("epoch_metrics")) {}
 
   void on_train_begin(skein::TrainContext&) override { events_ += "T"; }
   void on_epoch_begin(skein::TrainContext& ctx) override {
@@ -125,6 +128,8 @@ class ProbeCallback final : public skein::Callback {
   }
   void on_epoch_end(skein::TrainContext& ctx) override {
     events_ += "e";
+    for (long i = 0; i < epoch_metrics_; ++i)  // a long run's many values (bench/report_browser.py)
+      ctx.history().record("probe_metric_" + std::to_string(i), std::sin(0.05 * static_cast<double>(ctx.epoch()) + i));
     if (dump_listeners_ && ctx.epoch() == 1) dump_listeners(ctx);
     if (use_model_) {
       auto& model = ctx.model<ProbeModel>();
@@ -225,6 +230,7 @@ class ProbeCallback final : public skein::Callback {
   int first_rank_;  // as the process started (live recovery may move it)
   long slow_below_world_, slow_ms_;
   bool record_events_;
+  long epoch_metrics_;
   std::string events_;
 };
 
@@ -259,6 +265,7 @@ SKEIN_PLUGIN(ProbeCallback, callback, "probe_callback", "0.1.0", "Test callback"
              SKEIN_OPTION("slow_below_world", integer, "0",
                           "Each training batch takes slow_ms more while the world size is below this"),
              SKEIN_OPTION("slow_ms", integer, "100", "... milliseconds"),
+             SKEIN_OPTION("epoch_metrics", integer, "0", "Record this many values probe_metric_<i> at each epoch's end"),
              SKEIN_OPTION("hold_at", integer, "0",
                           "Wait for a signal (2 minutes at most) as this epoch begins (0: never)"),
              SKEIN_OPTION("hold_world", integer, "1", "... on a run of this world size"),
