@@ -1,11 +1,16 @@
 // Callback "report": one self-contained report.html in the run directory,
-// rewritten atomically at every epoch end (watch it during a run): an inline
+// rewritten atomically at epoch ends (watch it during a run; at most once
+// every min_interval_s, so that a long run of short epochs does not spend
+// its time rewriting a page that grows with it), and always as training
+// and testing end: an inline
 // SVG chart per metric (train and valid of one metric on one chart), the best
 // epoch marked, the test split's values and confusion matrix once tested,
 // and the run's config with its plugin versions. No script, no network.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "skein/io/atomic_file.hpp"
@@ -15,8 +20,11 @@
 #include "skein/run.hpp"
 
 // Declared once: the schema and ReportOptions' names (the file is resolved by key: run_output_path).
-#define REPORT_OPTIONS(X)                                                   \
-  X(file, string, "\"report.html\"", "File, relative to the run directory")
+#define REPORT_OPTIONS(X)                                                                        \
+  X(file, string, "\"report.html\"", "File, relative to the run directory")                       \
+  X(min_interval_s, number, "2",                                                                    \
+    "Rewritten at an epoch's end only when this long since the last time (0: every epoch); always " \
+    "when training and testing end", SKEIN_RANGE("[0, )"))
 
 namespace {
 
@@ -144,9 +152,17 @@ std::string test_section(const nlohmann::json& results) {
 
 class Report final : public skein::Callback, public skein::EpochReporter, public skein::TestReporter {
  public:
-  explicit Report(const skein::PluginArgs& args) : path_(skein::run_output_path(args.options, ReportOptions::names::file, args.run)) {}
+  explicit Report(const skein::PluginArgs& args)
+      : path_(skein::run_output_path(args.options, ReportOptions::names::file, args.run)),
+        min_interval_(ReportOptions(args.options).min_interval_s) {}
 
-  void on_epoch_recorded(skein::TrainContext& ctx) override { write(ctx); }
+  void on_epoch_recorded(skein::TrainContext& ctx) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (written_ && now - *written_ < std::chrono::duration<double>(min_interval_)) return;
+    write(ctx);
+    written_ = now;
+  }
+  void on_train_end(skein::TrainContext& ctx) override { write(ctx); }
 
   void on_test_end(skein::TrainContext& ctx, const nlohmann::json& results) override {
     test_ = results;
@@ -178,11 +194,13 @@ class Report final : public skein::Callback, public skein::EpochReporter, public
   }
 
   std::string path_;
+  double min_interval_;
+  std::optional<std::chrono::steady_clock::time_point> written_;  // by on_epoch_recorded
   nlohmann::json test_;
 };
 
 }  // namespace
 
-SKEIN_PLUGIN(Report, callback, "report", "1.2.0",
+SKEIN_PLUGIN(Report, callback, "report", "1.3.0",
              "Self-contained report.html with SVG curves, best epochs, the test split (confusion matrix) and the config",
              SKEIN_OPTION_SPECS(REPORT_OPTIONS))
