@@ -31,7 +31,7 @@ test_packages=(
   clang libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: clang, libFuzzer; llvm-symbolizer-14 for sanitizer reports
   openmpi-bin  # tests: workers started by mpirun
   gfortran  # tests: the Fortran session example (examples/embed)
-  chromium  # tests: report.html rendered in a headless browser
+  chromium fonts-liberation  # tests: report.html rendered in a headless browser (its text in a font chromium recommends)
 )
 if [ "$SKEIN_TORCH" != debian ]; then
   packages+=(python3-venv)  # the venv that holds PyPI's torch
