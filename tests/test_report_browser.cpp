@@ -18,12 +18,13 @@ using test::contains;
 using test::load_json;
 const std::string kSkein = SKEIN_EXE;
 
-// `chromium --headless` with `args` (the browser found on PATH), in a private network.
-test::CommandResult browser(const std::string& args) {
+// `chromium --headless` with `args` (the browser found on PATH), in a
+// private network, its profile in `home` (removed with the test's folder).
+test::CommandResult browser(const std::string& home, const std::string& args) {
   return test::run(test::in_private_network(
                        "B=$(command -v chromium || command -v chromium-browser) || "
                        "{ echo 'no chromium: scripts/setup.sh installs it' >&2; exit 5; }; "
-                       "HOME=$(mktemp -d) \"$B\" --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                       "HOME=" + home + " \"$B\" --headless --no-sandbox --disable-gpu --hide-scrollbars "
                        "--enable-logging=stderr --v=0 " + args),
                    180);
 }
@@ -53,7 +54,7 @@ BOOST_AUTO_TEST_CASE(every_chart_is_drawn_in_a_headless_browser) {
   page.insert(end, "<script>\n" + test::read_text(SKEIN_SOURCE_DIR "/tests/tools/report_check.js") + "</script>\n");
   const std::string checked = dir("checked.html");
   test::write_text(checked, page);
-  auto dom = browser("--virtual-time-budget=10000 --dump-dom file://" + checked);
+  auto dom = browser(dir("home"), "--virtual-time-budget=10000 --dump-dom file://" + checked);
   BOOST_REQUIRE_MESSAGE(dom.exit_code == 0, dom.err);
   // No console message of the page's (an error, a failed fetch); the
   // browser's own pages (chrome://) may log theirs.
@@ -90,7 +91,7 @@ BOOST_AUTO_TEST_CASE(every_chart_is_drawn_in_a_headless_browser) {
 
   // A screenshot of the page itself: a PNG of the window's size.
   const std::string shot = dir("report.png");
-  auto s = browser("--window-size=1000,2000 --screenshot=" + shot + " file://" + report);
+  auto s = browser(dir("home"), "--window-size=1000,2000 --screenshot=" + shot + " file://" + report);
   BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.err);
   const std::string png = test::read_text(shot);
   BOOST_REQUIRE(png.size() > 24);
