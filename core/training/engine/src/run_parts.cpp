@@ -58,10 +58,9 @@ RunParts::RunParts(const AssemblyInput& in) {
   located(config.parallel, [&] { parallel->prepare(*model); });
   optimizer_factory = make_plugin<OptimizerFactory>(in, config.optimizer, options);
   // A wrapper that shards the optimizer's state: this rank's optimizer steps its own parameters.
-  const auto params = model->parameters();
-  const bool elementwise = dynamic_cast<ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
-  shard_spans = located(config.parallel,
-                        [&] { return core::shard_spans(*parallel, params, in.run.world_size, elementwise); });
+  shard_spans = located(config.parallel, [&] {
+    return core::shard_spans(*parallel, model->parameters(), in.run.world_size, piece_elements() > 0);
+  });
   if (!shard_spans.empty() && config.precision == Precision::fp16_mixed)
     throw ConfigPathError(run_key::kPrecision, "precision: \"16-mixed\" does not go with parallel '" +
                                            config.parallel.record->name +
@@ -80,18 +79,19 @@ RunParts::RunParts(const AssemblyInput& in) {
 }
 
 // An elementwise optimizer steps a sharded run's large parameters in pieces (step_pieces.hpp).
+std::int64_t RunParts::piece_elements() const {
+  return dynamic_cast<const ElementwiseOptimizer*>(optimizer_factory.get()) ? kStepPieceElements : 0;
+}
+
 StepPieces RunParts::pieces_of(int rank) const {
   const auto params = model->parameters();
   if (shard_spans.empty()) return StepPieces(params, 0);
-  const bool elementwise = dynamic_cast<const ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
-  return StepPieces(params, owned_spans(shard_spans, rank), elementwise ? kStepPieceElements : 0);
+  return StepPieces(params, owned_spans(shard_spans, rank), piece_elements());
 }
 
 void RunParts::shard_optimizer(const RunInfo& run, bool with_mirror) {
   if (shard_spans.empty()) return;
-  const auto params = model->parameters();
-  const bool elementwise = dynamic_cast<const ElementwiseOptimizer*>(optimizer_factory.get()) != nullptr;
-  shard_spans = core::shard_spans(*parallel, params, run.world_size, elementwise);
+  shard_spans = core::shard_spans(*parallel, model->parameters(), run.world_size, piece_elements() > 0);
   step_pieces = pieces_of(run.rank);
   // The same object: the engine's steps and the callbacks hold it.
   auto& groups = optimizer->param_groups();
@@ -100,9 +100,13 @@ void RunParts::shard_optimizer(const RunInfo& run, bool with_mirror) {
                       "optimizer of one parameter group; this one has " + std::to_string(groups.size()));
   groups.front().params() = step_pieces.tensors();
   optimizer->state().clear();
-  mirror = with_mirror && run.world_size > 1
-               ? ShardMirror(*optimizer_factory, params, shard_spans, (run.rank + 1) % run.world_size,
-                             elementwise ? kStepPieceElements : 0)
+  mirror_next_shard(run, with_mirror);
+}
+
+void RunParts::mirror_next_shard(const RunInfo& run, bool on) {
+  mirror = on && run.world_size > 1 && !shard_spans.empty()
+               ? ShardMirror(*optimizer_factory, model->parameters(), shard_spans, (run.rank + 1) % run.world_size,
+                             piece_elements())
                : ShardMirror();
 }
 

@@ -50,7 +50,7 @@ Trainer::Trainer(const RunConfig& config, const PluginRegistry& registry, RunInf
   if (live_) {
     check_live_history();
     // A sharded optimizer: each shard's state on two ranks (optimizer_mirror.hpp).
-    parts_.shard_optimizer(run_, true);
+    parts_.mirror_next_shard(run_, true);
     if (sharded()) shards_of_ = Membership::initial(run_.world_size).members;
   }
   if (parts_.data)
@@ -172,19 +172,22 @@ bool Trainer::train_epoch() {
 
 void Trainer::train_batch(Batch& batch) {
   if (!first_batch_at_) first_batch_at_ = std::chrono::steady_clock::now();
+  // Live recovery goes on after the last optimizer step this process took,
+  // also when the batch fails after it (in a sharded wrapper's broadcast of
+  // what it stepped, in a callback): the step is applied here.
   const long steps = train_step_.steps();
+  auto note_step = [&] {
+    if (train_step_.steps() != steps) committed_batches_ = batch.index + 1;
+  };
   try {
     train_step_.run(batch, batches_per_epoch_);
   } catch (...) {
-    // Live recovery: a failure after this process's optimizer step (in a
-    // sharded wrapper's broadcast of what it stepped, in a callback) leaves
-    // the step applied here; the run goes on after it, not before.
-    if (train_step_.steps() != steps) committed_batches_ = batch.index + 1;
+    note_step();
     throw;
   }
+  note_step();
   ++batches_done_;
   epoch_batches_ = batch.index + 1;
-  if (train_step_.steps() != steps) committed_batches_ = epoch_batches_;
 }
 
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {

@@ -81,7 +81,7 @@ EpochPosition Trainer::committed_position() {
 }
 
 bool Trainer::after_committed_step() {
-  committed_batches_ = epoch_batches_;
+  // committed_batches_ moved with the step (train_batch).
   kept_hand_over_.clear();  // the state moved on
   failures_in_a_row_ = 0;
   const std::int64_t asked = live_->joiners_to_take(*parts_.parallel);

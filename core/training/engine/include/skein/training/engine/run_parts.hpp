@@ -73,12 +73,17 @@ struct SKEIN_EXPORT RunParts {
   // pieces, the same optimizer object over them with no state, and with
   // `mirror` the next rank's shard too. Nothing without a sharding wrapper.
   void shard_optimizer(const RunInfo& run, bool mirror);
+  // Only the mirror of the next rank's shard (`on`), or none: the
+  // membership the shards were made for is `run`'s.
+  void mirror_next_shard(const RunInfo& run, bool on);
   RunParts(const RunParts&) = delete;
   RunParts& operator=(const RunParts&) = delete;
 
  private:
   // What `rank` steps of shard_spans (all parameters without them).
   StepPieces pieces_of(int rank) const;
+  // The most elements of a piece a sharded optimizer steps (0: uncut).
+  std::int64_t piece_elements() const;
 };
 
 }  // namespace skein::core
