@@ -5,7 +5,7 @@ Gloo on --world processes of this machine (127.0.0.1), with torch.optim.Adam
 on every rank or with ZeroRedundancyOptimizer (Adam's state sharded):
 
   python3 bench/pytorch_zero.py --hidden [5120,5120,5120] --optimizer adam|zero
-      [--epochs 2] [--limit 2560] [--batch 64] [--world 2] [--checkpoint DIR]
+      [--epochs 2] [--limit 2560] [--batch 64] [--world 2] [--checkpoint DIR [--fsync]]
 
 --checkpoint DIR: after each epoch rank 0 saves the model's and the
 optimizer's state dicts to DIR/checkpoint.pt (ZeroRedundancyOptimizer's
@@ -14,7 +14,8 @@ checkpoint callback does.
 
 Prints one JSON line: {"params", "samples_per_s" (all ranks, the last
 epoch's training), "peak_rss_mb" (the largest rank's), "optimizer_state_mb"
-(the largest rank's)}. Run it in a private network namespace
+(the largest rank's), "checkpoint_s" (what each checkpoint held training:
+consolidation, save, fsync with --fsync, the barrier after)}. Run it in a private network namespace
 (bench/zero_memory.py does).
 """
 import argparse, json, os, resource, time
@@ -47,6 +48,7 @@ def worker(rank, a, port):
         opt = local = torch.optim.Adam(model.parameters(), lr=1e-4)
     loss_fn = nn.CrossEntropyLoss()
     rate = 0.0
+    checkpoint_s = []  # what each checkpoint held training (rank 0's view)
     for epoch in range(1, a.epochs + 1):
         order = torch.randperm(len(x), generator=torch.Generator().manual_seed(epoch))[rank::a.world]
         dist.barrier()
@@ -59,17 +61,22 @@ def worker(rank, a, port):
             seen += len(idx)
         rate = seen * a.world / largest(time.perf_counter() - start)
         if a.checkpoint:
+            held = time.perf_counter()
             if a.optimizer == "zero":
                 opt.consolidate_state_dict(to=0)
             if rank == 0:
-                torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict()},
-                           os.path.join(a.checkpoint, "checkpoint.pt"))
+                path = os.path.join(a.checkpoint, "checkpoint.pt")
+                torch.save({"model": model.module.state_dict(), "optimizer": opt.state_dict()}, path)
+                if a.fsync:  # as Skein's checkpoints are: on disk before training goes on
+                    with open(path, "rb") as f:
+                        os.fsync(f.fileno())
             dist.barrier()
+            checkpoint_s.append(time.perf_counter() - held)
     state_bytes = sum(t.numel() * t.element_size() for s in local.state.values() for t in s.values()
                       if torch.is_tensor(t))
     result = {"params": sum(p.numel() for p in model.parameters()), "samples_per_s": rate,
               "peak_rss_mb": largest(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-              "optimizer_state_mb": largest(state_bytes / 2**20)}
+              "optimizer_state_mb": largest(state_bytes / 2**20), "checkpoint_s": checkpoint_s}
     if rank == 0:
         print(json.dumps(result), flush=True)
     dist.destroy_process_group()
@@ -84,6 +91,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--world", type=int, default=2)
     ap.add_argument("--checkpoint", help="a directory: save a checkpoint there after each epoch")
+    ap.add_argument("--fsync", action="store_true", help="fsync each checkpoint before training goes on")
     spawn(worker, ap.parse_args())
 
 

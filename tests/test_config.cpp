@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(the_limits_of_the_keys_table_are_checked) {
 BOOST_AUTO_TEST_CASE(resume_flags_and_run_settings_come_from_the_table) {
   BOOST_TEST(skein::core::keys_changeable_on_resume() ==
                  (std::vector<std::string>{"history", "parallel", "callbacks", "max_epochs", "device", "data_workers",
-                                           "plugin_versions"}),
+                                           "checkpoint_background", "plugin_versions"}),
              boost::test_tools::per_element());
   const skein::RunSettings defaults = skein::core::run_settings_of(nlohmann::json::object());
   BOOST_TEST(defaults.max_epochs == 10);

@@ -304,24 +304,27 @@ void check_full_disk_line(const test::CommandResult& r, const std::string& culpr
   BOOST_TEST(!contains(r.err, "terminate"), r.err);
 }
 
-// kill -9 at every few steps of checkpoint writing (files, syncs, renames,
-// links), then at random moments from outside: --resume always finds the last
-// complete checkpoint and ends where an uninterrupted run ends.
-BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_never_loses_the_last_one) {
+// kill -9 at every `stride`-th step of checkpoint writing (files, syncs,
+// renames, links), then at random moments from outside: --resume always
+// finds the last complete checkpoint and ends where an uninterrupted run
+// ends. `background`: written on their own thread (checkpoint_background),
+// training going on meanwhile.
+void kill_9_while_checkpoints_are_written(Fixture& f, bool background, int stride, int at_least) {
   auto cfg = test::synthetic_config();
   cfg["optimizer"] = {{"name", "adam"}, {"lr", 0.01}};
   cfg["max_epochs"] = 4;
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
-  const std::string config = write_config(cfg);
-  const std::string straight = dir("straight");
-  BOOST_REQUIRE(skein("--config " + config + " --run-dir " + straight).exit_code == 0);
+  cfg["checkpoint_background"] = background;
+  const std::string config = f.write_config(cfg);
+  const std::string straight = f.dir("straight");
+  BOOST_REQUIRE(f.skein("--config " + config + " --run-dir " + straight).exit_code == 0);
   const auto expected = comparable(load_json(straight + "/history.json"));
   const std::string expected_model = test::read_text(straight + "/checkpoints/epoch_0004/model.pt");
 
   auto finish = [&](const std::string& run, const std::string& what) {
     if (!fs::exists(run + "/config.json")) {
       // Killed before the run started writing.
-      BOOST_TEST(skein("--resume " + run).exit_code == 2, what);
+      BOOST_TEST(f.skein("--resume " + run).exit_code == 2, what);
       return;
     }
     if (!fs::exists(run + "/checkpoints/epoch_0001/trainer.json") &&
@@ -329,46 +332,58 @@ BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_never_loses_the_last_o
         !fs::exists(run + "/checkpoints/epoch_0003/trainer.json") &&
         !fs::exists(run + "/checkpoints/epoch_0004/trainer.json")) {
       // Killed before the first checkpoint was complete: nothing to resume.
-      auto r = skein("--resume " + run);
+      auto r = f.skein("--resume " + run);
       BOOST_TEST(r.exit_code == 2, what);
       BOOST_TEST(contains(r.err, "no complete checkpoint"), what << r.err);
       return;
     }
-    auto r = skein("--resume " + run + " --set max_epochs=4");
+    auto r = f.skein("--resume " + run + " --set max_epochs=4");
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, what << ": " << r.err);
     BOOST_TEST(comparable(load_json(run + "/history.json")) == expected, what);
     BOOST_TEST(test::read_text(run + "/checkpoints/epoch_0004/model.pt") == expected_model, what);
   };
 
   int killed = 0;
-  for (int step = 1;; step += 3) {
-    const std::string run = dir("step" + std::to_string(step));
-    auto r = skein("--config " + config + " --run-dir " + run,
+  for (int step = 1;; step += stride) {
+    const std::string run = f.dir("step" + std::to_string(step));
+    auto r = f.skein("--config " + config + " --run-dir " + run,
                    test::with_fault("SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=" + std::to_string(step)));
     if (r.exit_code == 0) break;  // past the last step of the last checkpoint
     BOOST_REQUIRE_MESSAGE(r.exit_code == 137, "step " << step << ": " << r.err);
     ++killed;
     finish(run, "killed at checkpoint step " + std::to_string(step));
   }
-  BOOST_TEST(killed >= 15);  // 4 checkpoints of many steps each
+  BOOST_TEST(killed >= at_least);  // 4 checkpoints of many steps each
 
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int> delay_ms(300, 2500);
   for (int i = 0; i < 6; ++i) {
     const int ms = delay_ms(rng);
-    const std::string run = dir("random" + std::to_string(i));
-    auto r = skein("--config " + config + " --run-dir " + run,
+    const std::string run = f.dir("random" + std::to_string(i));
+    auto r = f.skein("--config " + config + " --run-dir " + run,
                    "timeout -s KILL " + std::to_string(ms / 1000.0) + " ");
     if (r.exit_code == 0) continue;  // finished before the kill
     finish(run, "killed after " + std::to_string(ms) + " ms");
   }
 }
 
+BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_never_loses_the_last_one) {
+  kill_9_while_checkpoints_are_written(*this, false, 3, 15);
+}
+
+// The same while checkpoints are written in the background: a kill inside
+// a write leaves the one before it complete.
+BOOST_AUTO_TEST_CASE(kill_9_while_checkpoints_are_written_in_the_background_never_loses_the_last_one) {
+  kill_9_while_checkpoints_are_written(*this, true, 5, 9);
+}
+
 // A checkpoint write on a full filesystem is one error line naming the
 // checkpoint and "No space left on device", exit 1 (it ended in SIGABRT and
 // a libtorch backtrace: torch's archive writer throws from its destructor);
 // what it wrote is removed and the checkpoint before it resumes.
-BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_one_resumes) {
+// `background`: the checkpoint written on its own thread; its failure is
+// the run's at the next checkpoint (or the end of training).
+void full_filesystem_checkpoint(Fixture& f, bool background) {
   if (!small_filesystems_available()) {
     BOOST_TEST_MESSAGE("no user and mount namespace here (unshare -rm): nothing to fill");
     return;
@@ -377,7 +392,8 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_
   cfg["model"]["hidden"] = {2048};  // each of model.pt, model_state_dict.pt, optimizer.pt ~170 KB
   cfg["max_epochs"] = 3;
   cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
-  const std::string config = write_config(cfg), small = dir("small"), out = dir("out");
+  cfg["checkpoint_background"] = background;
+  const std::string config = f.write_config(cfg), small = f.dir("small"), out = f.dir("out");
   // 800 KB: the run's files and one checkpoint (~540 KB), not a second one.
   const auto train = on_small_filesystem(small, "800k",
                                          kSkein + " train --config " + config + " --run-dir " + small + "/run", out,
@@ -387,10 +403,18 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_
   BOOST_TEST(fs::exists(run + "/checkpoints/epoch_0001/trainer.json"));
   for (fs::directory_iterator it(run + "/checkpoints"), end; it != end; ++it)
     BOOST_TEST(it->path().filename().string().rfind(".tmp-", 0) != 0u, it->path());
-  const auto resumed = skein("--resume " + run);
+  const auto resumed = f.skein("--resume " + run);
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
   BOOST_TEST(contains(resumed.out, "epoch_0001"), resumed.out);
   BOOST_TEST(load_json(run + "/history.json").size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_one_resumes) {
+  full_filesystem_checkpoint(*this, false);
+}
+
+BOOST_AUTO_TEST_CASE(a_background_checkpoint_on_a_full_filesystem_is_one_line_and_the_last_one_resumes) {
+  full_filesystem_checkpoint(*this, true);
 }
 
 // skein train --nproc-per-node keeps its store in $TMPDIR: a full one is one

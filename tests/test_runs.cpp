@@ -745,8 +745,8 @@ BOOST_AUTO_TEST_CASE(a_run_written_before_the_keys_were_declared_once_still_load
   auto refused = skein("--resume " + run + " --set batch_size=4");
   BOOST_TEST(refused.exit_code == 2, refused.err);
   BOOST_TEST(contains(refused.err, "'batch_size' cannot change on --resume (8 in the run, 4 asked)"), refused.err);
-  BOOST_TEST(contains(refused.err, "a resume may change only history, parallel, callbacks, max_epochs, device and "
-                                   "data_workers"),
+  BOOST_TEST(contains(refused.err, "a resume may change only history, parallel, callbacks, max_epochs, device, "
+                                   "data_workers and checkpoint_background"),
              refused.err);
   auto resumed = skein("--resume " + run + " --set max_epochs=3");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);

@@ -428,6 +428,40 @@ BOOST_AUTO_TEST_CASE(a_session_checkpoint_replaces_nothing_skein_did_not_write) 
 
 // A session's load checks a checkpoint and restores it from one reading of
 // its trainer.json.
+// checkpoint_background: save_checkpoint returns once the state is copied;
+// a load right after it and the session's end wait for the write, so the
+// checkpoint is complete when the session is gone, and it holds what one
+// written at once holds.
+BOOST_AUTO_TEST_CASE(a_session_checkpoint_written_in_the_background_is_complete_when_the_session_ends) {
+  namespace fs = boost::filesystem;
+  auto train = [&](const std::string& run, bool background) {
+    auto cfg = fed_config();
+    cfg["optimizer"] = {{"name", "adam"}, {"lr", 0.01}};
+    cfg["checkpoint_background"] = background;
+    skein::SessionOptions options;
+    options.run_dir = run;
+    options.echo_log = false;
+    skein::Session s(cfg, options);
+    const auto x = torch::linspace(-1, 1, 24).reshape({8, 3}), y = torch::linspace(0, 1, 16).reshape({8, 2});
+    s.train_step(x, y);
+    s.end_epoch();
+    s.save_checkpoint("a");
+    s.load_checkpoint("a");  // waits for the write in flight, then reads it
+    s.train_step(x, y);
+    s.end_epoch();
+    s.save_checkpoint("b");
+  };  // the session's end waits for b
+  train(dir("background"), true);
+  train(dir("at_once"), false);
+  for (fs::directory_iterator it(dir("background") + "/checkpoints"), end; it != end; ++it)
+    BOOST_TEST(it->path().filename().string().rfind(".tmp-", 0) != 0u, it->path());
+  for (const char* file : {"a/model_state_dict.pt", "b/model_state_dict.pt", "b/model.pt"})
+    BOOST_TEST((test::read_text(dir("background") + "/checkpoints/" + file) ==
+                test::read_text(dir("at_once") + "/checkpoints/" + file)),
+               file << " differs");
+  BOOST_TEST(fs::exists(dir("background") + "/checkpoints/b/trainer.json"));
+}
+
 BOOST_AUTO_TEST_CASE(a_session_load_reads_trainer_json_once) {
   skein::SessionOptions options;
   options.run_dir = dir("once");

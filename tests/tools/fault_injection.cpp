@@ -3,6 +3,10 @@
 // the point a test names in the environment:
 //   SKEIN_TEST_CRASH_IN_CHECKPOINT=E       _exit(86) halfway through writing
 //                                          epoch E's checkpoint
+//   SKEIN_TEST_TERM_IN_CHECKPOINT=E        SIGTERM to itself halfway through
+//                                          writing epoch E's checkpoint (the
+//                                          write goes on: what happens next
+//                                          is the process's signal handling)
 //   SKEIN_TEST_KILL_AT_CHECKPOINT_STEP=N   SIGKILL at the N-th checkpoint step
 //                                          (a file written, a directory synced,
 //                                          a rename, a link) of the process
@@ -41,6 +45,8 @@ extern "C" __attribute__((visibility("default"))) void skein_fault_point(const c
   if (std::strcmp(name, "checkpoint.halfway") == 0) {
     static const long crash_epoch = env_long("SKEIN_TEST_CRASH_IN_CHECKPOINT");
     if (crash_epoch > 0 && value == crash_epoch) std::_Exit(86);
+    static const long term_epoch = env_long("SKEIN_TEST_TERM_IN_CHECKPOINT");
+    if (term_epoch > 0 && value == term_epoch) ::kill(::getpid(), SIGTERM);
   } else if (std::strcmp(name, "live.hand_over") == 0) {
     static const char* rank = std::getenv("SKEIN_TEST_KILL_IN_HAND_OVER");
     static const char* mine = std::getenv("RANK");

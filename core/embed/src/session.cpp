@@ -117,7 +117,9 @@ struct Session::Impl {
 
   void restore(const std::string& checkpoint) {
     // The program feeds the batches: where inside an epoch to continue is its
-    // own. Refused before anything is restored.
+    // own. Refused before anything is restored. One the program has just
+    // saved may still be written in the background: it is complete first.
+    trainer->finish_checkpoints();
     const CheckpointMeta meta = read_checked_checkpoint(checkpoint);  // read once, for both
     if (meta.open_epoch)
       throw ConfigError("checkpoint " + checkpoint +

@@ -81,6 +81,10 @@ const std::vector<TopLevelKey>& top_level_keys() {
                    "Threads that fetch batches of a streaming dataset ahead of training (0: on the training thread)",
                    OptionRange{"[0, 64]"}),
        kResumable},
+      {option_spec(kCheckpointBackground, OptionType::boolean, "false",
+                   "Write checkpoints on a thread of their own: training stalls only while the model and optimizer "
+                   "are copied to memory (at most one write in flight; the next waits for it)"),
+       kResumable},
       {option_spec(kPluginVersions, OptionType::object, "{}", "Written by skein into config.json; ignored"),
        kResumable},
   };

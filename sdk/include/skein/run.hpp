@@ -66,6 +66,7 @@ inline constexpr const char* kValidSplit = "valid_split";
 inline constexpr const char* kStandardize = "standardize";
 inline constexpr const char* kValidStratified = "valid_stratified";
 inline constexpr const char* kDataWorkers = "data_workers";
+inline constexpr const char* kCheckpointBackground = "checkpoint_background";
 inline constexpr const char* kPluginVersions = "plugin_versions";
 }  // namespace run_key
 

@@ -34,11 +34,19 @@ StateDict read_state_dict(const std::string& path) {
   return dict;
 }
 
-void write_state_dict(torch::nn::Module& model, std::ostream& out) {
+StateDict named_tensors(const torch::nn::Module& model) {
+  StateDict named;
+  for (const auto& p : model.named_parameters()) named.emplace_back(p.key(), p.value());
+  for (const auto& b : model.named_buffers()) named.emplace_back(b.key(), b.value());
+  return named;
+}
+
+void write_state_dict(torch::nn::Module& model, std::ostream& out) { write_state_dict(named_tensors(model), out); }
+
+void write_state_dict(const StateDict& named, std::ostream& out) {
   c10::Dict<std::string, torch::Tensor> dict;
   // CPU copies: the file loads in a Python without CUDA (or with another device).
-  for (const auto& p : model.named_parameters()) dict.insert(p.key(), p.value().detach().cpu());
-  for (const auto& b : model.named_buffers()) dict.insert(b.key(), b.value().detach().cpu());
+  for (const auto& [name, tensor] : named) dict.insert(name, tensor.detach().cpu());
   // torch::pickle_save's archive, but with a plain dict: pickle_save tags a
   // typed dict with torch.jit._pickle.restore_type_tag, a global that
   // Python's torch.load(..., weights_only=True) (the default since 2.6)

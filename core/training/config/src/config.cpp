@@ -466,6 +466,7 @@ RunConfig resolve_config(const ConfigSources& sources, PluginRegistry& registry)
     rc.init_from = cfg[kInitFrom].get<std::string>();
     rc.init_strict = cfg[kInitStrict].get<bool>();
     rc.data_workers = cfg[kDataWorkers].get<std::int64_t>();
+    rc.checkpoint_background = cfg[kCheckpointBackground].get<bool>();
     migrate_optimizer_name(cfg[kOptimizer]);
 
     resolve_data_info(cfg, sources.data_required, rc);

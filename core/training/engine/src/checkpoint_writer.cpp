@@ -58,6 +58,7 @@
 #include "skein/io/atomic_file.hpp"
 #include "skein/io/store.hpp"
 #include "skein/training/engine/checkpoint_writer.hpp"
+#include "skein/training/engine/model_copy.hpp"
 #include "skein/training/device/tensor_bytes.hpp"
 
 namespace fs = boost::filesystem;
@@ -66,32 +67,18 @@ namespace skein::core {
 
 namespace {
 
-// Module::save's layout of `module` (its parameters, buffers and
-// serializable children, by name), every tensor an empty one of its dtype.
-void write_skeleton(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
-  auto empty_like = [](const torch::Tensor& t) {
-    auto e = torch::empty({0}, torch::dtype(t.scalar_type()));
-    return t.requires_grad() ? e.requires_grad_() : e;
-  };
-  for (const auto& p : module.named_parameters(/*recurse=*/false)) archive.write(p.key(), empty_like(p.value()));
-  for (const auto& b : module.named_buffers(/*recurse=*/false))
-    archive.write(b.key(), empty_like(b.value()), /*is_buffer=*/true);
-  for (const auto& child : module.named_children()) {
-    if (!child.value()->is_serializable()) continue;
-    torch::serialize::OutputArchive archive_of_child(archive.compilation_unit());
-    write_skeleton(*child.value(), archive_of_child);
-    archive.write(child.key(), archive_of_child);
-  }
-}
-
 // torch::save writes some names (a submodule called like a TorchScript
 // keyword, say) that torch::load then cannot parse: found before anything is
 // written, not at resume. Whether torch::load parses a model depends on its
 // names only, so the check loads a skeleton of it, not the model again
 // (which would hold a second copy of every parameter on rank 0).
 void check_names_storable(const torch::nn::Module& model, const std::string& checkpoint) {
+  // Module::save's layout, every tensor an empty one of its dtype.
   torch::serialize::OutputArchive skeleton;
-  write_skeleton(model, skeleton);
+  write_module_archive(model, skeleton, [](const torch::Tensor& t) {
+    auto e = torch::empty({0}, torch::dtype(t.scalar_type()));
+    return t.requires_grad() ? e.requires_grad_() : e;
+  });
   std::stringstream bytes;
   skeleton.save_to(bytes);
   torch::serialize::InputArchive archive;
@@ -231,44 +218,36 @@ void CheckpointWriter::send_optimizer_shard(const std::string& name, long epoch)
   out.close();
 }
 
-// optimizer.pt, written by rank 0 straight to `out`: the running optimizer,
-// or a sharded one consolidated (rank 0's states shared, not copied; the
-// other ranks' shards read one at a time, each streamed from the store into
-// a file in `tmp` and loaded from there, so that rank 0 holds its states
-// once, not its bytes as well).
-void CheckpointWriter::write_optimizer(const std::string& name, long epoch, const std::string& tmp,
-                                       std::ostream& out, const CheckpointParts& parts) const {
-  std::unique_ptr<torch::optim::Optimizer> whole;
-  if (parts.whole_optimizer) {
-    torch::serialize::OutputArchive archive;
-    parts.whole_optimizer->save(archive);
-    archive.save_to(out);
-    return;
-  }
-  if (parts.alone && !parts_.shard_spans.empty())
-    throw std::logic_error("a sharded optimizer's checkpoint written alone needs the whole optimizer");
-  if (!parts_.shard_spans.empty()) {
-    ShardSource shards;
-    shards.rank = run_.rank;
-    shards.world_size = run_.world_size;
-    shards.load = [&](int rank, torch::serialize::InputArchive& archive, const torch::Device& device) {
-      const std::string file = (fs::path(tmp) / (".optimizer-shard-" + std::to_string(rank))).string();
-      {
-        std::ofstream shard(file, std::ios::binary | std::ios::trunc);
-        read_store_stream(*store_->store, part_key(name, epoch, "optimizer", rank), [&](const auto& chunk) {
-          shard.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size()));
-        });
-        if (!shard.flush()) throw std::runtime_error("cannot write " + file);
-      }
-      archive.load_from(file, device);
-      fs::remove(file);
-    };
-    whole = consolidated_optimizer(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces},
-                                   parts_.model->parameters(), parts_.shard_spans, shards);
-  }
-  torch::serialize::OutputArchive archive;
-  (whole ? *whole : *parts_.optimizer).save(archive);
-  archive.save_to(out);
+// The optimizer optimizer.pt holds (rank 0): the running one, or a sharded
+// one consolidated (rank 0's states shared, not copied; the other ranks'
+// shards read one at a time, each streamed from the store into a file in
+// `tmp` and loaded from there, so that rank 0 holds its states once, not
+// its bytes as well), kept in `whole`.
+const torch::optim::Optimizer& CheckpointWriter::optimizer_to_save(const std::string& name, long epoch,
+                                                                   const std::string& tmp,
+                                                                   const CheckpointParts& parts,
+                                                                   std::unique_ptr<torch::optim::Optimizer>& whole) const {
+  if (parts.whole_optimizer) return *parts.whole_optimizer;
+  if (parts_.shard_spans.empty()) return *parts_.optimizer;
+  if (parts.alone) throw std::logic_error("a sharded optimizer's checkpoint written alone needs the whole optimizer");
+  ShardSource shards;
+  shards.rank = run_.rank;
+  shards.world_size = run_.world_size;
+  shards.load = [&](int rank, torch::serialize::InputArchive& archive, const torch::Device& device) {
+    const std::string file = (fs::path(tmp) / (".optimizer-shard-" + std::to_string(rank))).string();
+    {
+      std::ofstream shard(file, std::ios::binary | std::ios::trunc);
+      read_store_stream(*store_->store, part_key(name, epoch, "optimizer", rank), [&](const auto& chunk) {
+        shard.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size()));
+      });
+      if (!shard.flush()) throw std::runtime_error("cannot write " + file);
+    }
+    archive.load_from(file, device);
+    fs::remove(file);
+  };
+  whole = consolidated_optimizer(*parts_.optimizer_factory, {*parts_.optimizer, parts_.step_pieces},
+                                 parts_.model->parameters(), parts_.shard_spans, shards);
+  return *whole;
 }
 
 // trainer.json: what the tensors files do not say, and their checksums.
@@ -312,47 +291,74 @@ struct CheckpointWriter::RankParts {
   std::vector<torch::Tensor> parallel;
 };
 
+// What rank 0 writes of one checkpoint, in order (the head of this file
+// lists the files): over the run's own tensors when written at once, over
+// copies taken at the step boundary when written in the background.
+struct CheckpointWriter::Content {
+  std::function<void(std::ostream&)> model;      // model.pt
+  StateDict state_dict;                           // model_state_dict.pt's entries
+  std::function<void(std::ostream&)> optimizer;  // optimizer.pt; empty for a model-only checkpoint
+  std::vector<std::pair<const char*, std::string>> files;  // the small files
+  CheckpointMeta meta;  // trainer.json, less its files' checksums
+  long epoch = 0;       // the "checkpoint.halfway" fault point's value
+};
+
 void CheckpointWriter::write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
                              const CheckpointParts& parts) {
+  background_.finish();  // one written in the background first: one write at a time
+  if (auto written = prepare(root_dir, name, at, parts, false)) written();
+}
+
+void CheckpointWriter::save(const std::string& root_dir, const std::string& name, const EpochPosition& at) {
+  const bool background = config_.checkpoint_background;
+  if (background) background_.finish();  // one in flight at most: this one waits for the last
+  auto written = prepare(root_dir, name, at, {}, background);
+  if (written && background) {
+    background_.start(std::move(written));
+  } else if (written) {
+    written();
+  }
+  if (!background) parts_.parallel->barrier();
+}
+
+std::function<void()> CheckpointWriter::prepare(const std::string& root_dir, const std::string& name,
+                                                const EpochPosition& at, const CheckpointParts& parts, bool copies) {
   // Collectives: every rank takes part. A resumed run continues each rank's
   // random stream, and the wrapper's state (e.g. PowerSGD's error feedback).
-  std::vector<torch::Tensor> rng_states;
+  RankParts ranks;
   if (!parts.model_only)
     for (const auto& bytes :
          gather_on_main(name, at.epoch, "rng", bytes_of(at::detail::getDefaultCPUGenerator().get_state()), parts.alone))
-      rng_states.push_back(tensor_of(bytes));
-  std::vector<torch::Tensor> cuda_rng_states;
+      ranks.rng.push_back(tensor_of(bytes));
   if (!parts.model_only) {
     bool any = false;
     for (const auto& bytes : gather_on_main(name, at.epoch, "rng_cuda", device_generator_state(run_), parts.alone)) {
-      cuda_rng_states.push_back(tensor_of(bytes));
+      ranks.cuda_rng.push_back(tensor_of(bytes));
       any = any || !bytes.empty();
     }
-    if (!any) cuda_rng_states.clear();
+    if (!any) ranks.cuda_rng.clear();
   }
   // Inside an epoch: every rank's records and callback states of the epoch so far.
   const bool open = at.open && !parts.model_only;
-  std::vector<torch::Tensor> open_batches;
-  nlohmann::json open_ranks = nlohmann::json::array();
+  ranks.open_ranks = nlohmann::json::array();
   if (open) {
     for (const auto& bytes : gather_on_main(name, at.epoch, "open_batches", history_.batches().to_bytes(), parts.alone))
-      open_batches.push_back(tensor_of(open_batches.empty() || !parts.alone ? bytes : BatchLog{}.to_bytes()));
+      ranks.open_batches.push_back(tensor_of(ranks.open_batches.empty() || !parts.alone ? bytes : BatchLog{}.to_bytes()));
     for (const auto& text : gather_on_main(name, at.epoch, "open_part", encode_nonfinite(open_epoch_part(at)).dump(), parts.alone))
-      open_ranks.push_back(nlohmann::json::parse(text));
+      ranks.open_ranks.push_back(nlohmann::json::parse(text));
   }
-  std::vector<torch::Tensor> parallel_states;
   auto* stateful = parts.model_only ? nullptr : dynamic_cast<ParallelState*>(parts_.parallel.get());
   if (stateful) {
     bool any = false;
     for (const auto& bytes : gather_on_main(name, at.epoch, "parallel", stateful->state(), parts.alone)) {
-      parallel_states.push_back(tensor_of(bytes));
+      ranks.parallel.push_back(tensor_of(bytes));
       any = any || !bytes.empty();
     }
-    if (!any) parallel_states.clear();
+    if (!any) ranks.parallel.clear();
   }
-  // Last of the parts: it waits for rank 0 to read it, after the model's files.
+  // Last of the parts: it waits for rank 0 to read it (content()).
   if (!parts.model_only && !parts.alone) send_optimizer_shard(name, at.epoch);
-  if (!run_.is_main()) return;
+  if (!run_.is_main()) return {};
 
   const fs::path root_path(root_dir);
   check_replaceable(root_path / name);
@@ -364,25 +370,98 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
   if (root_dir == root())
     run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);  // listed before it exists: --overwrite finds it
   const fs::path tmp = root_path / fitting_name(".tmp-", name, "-" + std::to_string(::getpid()));
-  try {
-    write_files(tmp.string(), name, at, parts, {rng_states, cuda_rng_states, open_batches, open_ranks, parallel_states});
-    install_checkpoint(root_path, tmp, name);
-  } catch (const std::exception& e) {
-    // A full disk, say: what was written goes (it frees the space), the
-    // checkpoints before this one stay as they were.
+  // A full disk, say: what was written goes (it frees the space), the
+  // checkpoints before this one stay as they were.
+  auto failed = [root_path, tmp, name](const std::exception& e) {
     boost::system::error_code ec;
     fs::remove_all(tmp, ec);
-    throw std::runtime_error("checkpoint " + (root_path / name).string() + " could not be written (" +
-                             first_line(e.what()) + "); the checkpoints written before it are intact");
+    return std::runtime_error("checkpoint " + (root_path / name).string() + " could not be written (" +
+                              first_line(e.what()) + "); the checkpoints written before it are intact");
+  };
+  std::shared_ptr<Content> c;
+  try {
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    c = content(name, at, parts, ranks, tmp.string(), copies);
+  } catch (const std::exception& e) {
+    throw failed(e);
   }
+  return [root_path, tmp, name, c, failed] {
+    try {
+      write_files(tmp.string(), *c);
+      install_checkpoint(root_path, tmp, name);
+    } catch (const std::exception& e) {
+      throw failed(e);
+    }
+  };
 }
 
-void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string& name, const EpochPosition& at,
-                                   const CheckpointParts& parts, const RankParts& ranks) {
+std::shared_ptr<CheckpointWriter::Content> CheckpointWriter::content(const std::string& name, const EpochPosition& at,
+                                                                     const CheckpointParts& parts,
+                                                                     const RankParts& ranks, const std::string& tmp,
+                                                                     bool copies) {
+  auto c = std::make_shared<Content>();
+  c->epoch = at.epoch;
+  std::shared_ptr<ModelCopy> model;
+  if (copies) {
+    model = std::make_shared<ModelCopy>(copy_model(*parts_.model));
+    c->model = [model](std::ostream& out) { model->archive->save_to(out); };
+    c->state_dict = model->named;
+  } else {
+    c->model = [this](std::ostream& out) { torch::save(parts_.model, out); };
+    c->state_dict = named_tensors(*parts_.model);
+  }
+  if (!parts.model_only) {
+    std::unique_ptr<torch::optim::Optimizer> whole;
+    const torch::optim::Optimizer& optimizer = optimizer_to_save(name, at.epoch, tmp, parts, whole);
+    std::shared_ptr<const torch::optim::Optimizer> held = std::move(whole);  // alive until written
+    const torch::optim::Optimizer* saved = held ? held.get() : &optimizer;
+    if (copies) {
+      // Its states copied as the model's parameters were, over those copies;
+      // an optimizer whose state tensors are not named goes as bytes.
+      held = copied_optimizer(*parts_.optimizer_factory, *saved,
+                              parts_.model->parameters(), model->parameters);
+      if (!held) {
+        auto bytes = std::make_shared<std::string>(serialized([&](std::ostream& out) {
+          torch::serialize::OutputArchive archive;
+          saved->save(archive);
+          archive.save_to(out);
+        }));
+        c->optimizer = [bytes](std::ostream& out) { out.write(bytes->data(), static_cast<std::streamsize>(bytes->size())); };
+      }
+      saved = held.get();
+    }
+    if (!c->optimizer)
+      c->optimizer = [held, saved](std::ostream& out) {
+        torch::serialize::OutputArchive archive;
+        saved->save(archive);
+        archive.save_to(out);
+      };
+    const bool open = at.open;
+    if (open) {
+      c->files.emplace_back(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
+      c->files.emplace_back(checkpoint_files::kOpenEpochParts, open_epoch_ranks_json(ranks.open_ranks).dump() + "\n");
+      c->files.emplace_back(checkpoint_files::kOpenEpochBatches,
+                            serialized([&](std::ostream& out) { torch::save(ranks.open_batches, out); }));
+    } else {
+      c->files.emplace_back(checkpoint_files::kHistory, history_.dump() + "\n");
+    }
+    c->files.emplace_back(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(ranks.rng, out); }));
+    if (!ranks.cuda_rng.empty())
+      c->files.emplace_back(checkpoint_files::kCudaRng,
+                            serialized([&](std::ostream& out) { torch::save(ranks.cuda_rng, out); }));
+    if (!ranks.parallel.empty())
+      c->files.emplace_back(checkpoint_files::kParallel,
+                            serialized([&](std::ostream& out) { torch::save(ranks.parallel, out); }));
+  }
+  c->meta = meta({}, at);
+  if (parts.epoch >= 0) c->meta.epoch = parts.epoch;
+  c->meta.model_only = parts.model_only;
+  return c;
+}
+
+void CheckpointWriter::write_files(const std::string& tmp_dir, const Content& c) {
   const fs::path tmp(tmp_dir);
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  const bool open = at.open && !parts.model_only;
   std::vector<std::pair<std::string, std::string>> checksums;  // verified on resume
   auto put = [&](const char* file, const std::string& bytes) {
     write_file_atomic((tmp / file).string(), bytes);
@@ -390,8 +469,8 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
     checkpoint_step();
   };
   // The model's files go straight to disk: a model of hundreds of MB is
-  // never held a second time in memory (rank 0's peak). Their checksums are
-  // taken on the way, not by reading them back.
+  // never held a second time in memory (rank 0's peak, written at once).
+  // Their checksums are taken on the way, not by reading them back.
   auto put_streamed = [&](const char* file, const std::function<void(std::ostream&)>& save) {
     const std::string path = (tmp / file).string();
     {
@@ -411,37 +490,22 @@ void CheckpointWriter::write_files(const std::string& tmp_dir, const std::string
     fsync_path(path, O_RDONLY);
     checkpoint_step();
   };
-  put_streamed(checkpoint_files::kModel, [&](std::ostream& out) { torch::save(parts_.model, out); });
-  put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(*parts_.model, out); });
-  skein_fault_point("checkpoint.halfway", at.epoch);
-  if (!parts.model_only) {
-    put_streamed(checkpoint_files::kOptimizer, [&](std::ostream& out) { write_optimizer(name, at.epoch, tmp.string(), out, parts); });
-    if (open) {
-      put(checkpoint_files::kHistory, history_.first_epochs(history_.size() - 1).dump() + "\n");
-      put(checkpoint_files::kOpenEpochParts, open_epoch_ranks_json(ranks.open_ranks).dump() + "\n");
-      put(checkpoint_files::kOpenEpochBatches, serialized([&](std::ostream& out) { torch::save(ranks.open_batches, out); }));
-    } else {
-      put(checkpoint_files::kHistory, history_.dump() + "\n");
-    }
-    put(checkpoint_files::kRng, serialized([&](std::ostream& out) { torch::save(ranks.rng, out); }));
-    if (!ranks.cuda_rng.empty())
-      put(checkpoint_files::kCudaRng, serialized([&](std::ostream& out) { torch::save(ranks.cuda_rng, out); }));
-    if (!ranks.parallel.empty())
-      put(checkpoint_files::kParallel, serialized([&](std::ostream& out) { torch::save(ranks.parallel, out); }));
-  }
-  CheckpointMeta written = meta(checksums, at);
-  if (parts.epoch >= 0) written.epoch = parts.epoch;
-  written.model_only = parts.model_only;
+  put_streamed(checkpoint_files::kModel, c.model);
+  put_streamed(checkpoint_files::kStateDict, [&](std::ostream& out) { write_state_dict(c.state_dict, out); });
+  skein_fault_point("checkpoint.halfway", c.epoch);
+  if (c.optimizer) put_streamed(checkpoint_files::kOptimizer, c.optimizer);
+  for (const auto& [file, bytes] : c.files) put(file, bytes);
+  CheckpointMeta written = c.meta;
+  written.files = checksums;
   // last: marks it complete
   put(checkpoint_files::kMeta, encode_nonfinite(checkpoint_meta_json(written)).dump(2) + "\n");
   fsync_path(tmp.string(), O_RDONLY | O_DIRECTORY);
   checkpoint_step();
 }
 
-void CheckpointWriter::link(const std::string& from, const std::string& name) {
+void CheckpointWriter::link(const std::string& from, const std::string& name) const {
   const fs::path root_path(root());
   check_replaceable(root_path / name);
-  run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + name);
   const fs::path tmp = root_path / fitting_name(".tmp-", name, "-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -477,23 +541,35 @@ void CheckpointWriter::check_ranks_agree(long epoch) const {
 
 void CheckpointWriter::write_requested(const EpochPosition& at) {
   check_ranks_agree(at.epoch);
-  std::string written;  // the first checkpoint of this epoch: later ones link its files
-  for (const auto& request : requests_) {
-    if (written.empty()) {
-      write(root(), request.name, at);
-      written = request.name;
-    } else if (run_.is_main()) {
-      link(written, request.name);
-    }
-    if (run_.is_main()) {
-      for (const auto& old : request.remove_after) {
-        boost::system::error_code ec;
-        fs::remove_all(root() + "/" + old, ec);
+  if (requests_.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
+  const bool background = config_.checkpoint_background;
+  if (background) background_.finish();  // one in flight at most: these wait for the last
+  const std::vector<Request> requests = std::move(requests_);
+  requests_.clear();
+  // The first is written, the others link its files.
+  std::function<void()> written = prepare(root(), requests.front().name, at, {}, background);
+  if (run_.is_main()) {
+    for (std::size_t i = 1; i < requests.size(); ++i)
+      run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + requests[i].name);
+    auto all = [this, written, requests] {
+      written();
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (i > 0) link(requests.front().name, requests[i].name);
+        for (const auto& old : requests[i].remove_after) {
+          boost::system::error_code ec;
+          fs::remove_all(root() + "/" + old, ec);
+        }
       }
+    };
+    if (background) {
+      background_.start(std::move(all));
+    } else {
+      all();
     }
   }
-  if (!requests_.empty()) parts_.parallel->barrier();
-  requests_.clear();
+  if (!background) parts_.parallel->barrier();
+  stalls_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
 }  // namespace skein::core

@@ -333,6 +333,27 @@ std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& facto
   return bytes;
 }
 
+std::unique_ptr<torch::optim::Optimizer> copied_optimizer(OptimizerFactory& factory,
+                                                          const torch::optim::Optimizer& optimizer,
+                                                          const std::vector<torch::Tensor>& params,
+                                                          const std::vector<torch::Tensor>& copies) {
+  const auto* elementwise = dynamic_cast<const ElementwiseOptimizer*>(&factory);
+  if (!elementwise) return nullptr;
+  auto copy = factory.create(copies);
+  copy_group_options(optimizer, *copy);
+  auto& from = optimizer.state();
+  auto& to = copy->state();
+  for (std::size_t i = 0; i < params.size() && i < copies.size(); ++i) {
+    auto it = from.find(state_key(from, params[i]));
+    if (it == from.end()) continue;  // not stepped yet
+    auto state = it->second->clone();
+    for (auto* field : elementwise->state_tensors(*state))
+      if (field->defined()) *field = field->detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
+    to[state_key(to, copies[i])] = std::move(state);
+  }
+  return copy;
+}
+
 void load_optimizer_shard(OptimizerFactory& factory, const RunningShard& own, const std::vector<torch::Tensor>& params,
                           torch::serialize::InputArchive& archive, const RunningShard* mirror) {
   auto whole = factory.create(params);

@@ -277,6 +277,9 @@ bool Trainer::end_epoch() {
   mark_best_of_epoch_scores(history_);
   callbacks.each("on_epoch_end", [&](Callback& cb) { cb.on_epoch_end(*this); });
   callbacks.each_as<EpochReporter>("on_epoch_recorded", [&](EpochReporter& r) { r.on_epoch_recorded(*this); });
+  // A checkpoint still written in the background is done (or its failure
+  // thrown) before this epoch's files: at most one write in flight.
+  if (checkpoints_.requested()) checkpoints_.finish_writes();
   if (run_.is_main() && !run_.run_dir.empty()) history_.save(run_files::path(run_.run_dir, run_files::kHistory));
   const bool stop = agree_on_stop();
   checkpoints_.write_requested(position());
@@ -285,6 +288,7 @@ bool Trainer::end_epoch() {
 }
 
 void Trainer::end_training() {
+  checkpoints_.finish_writes();  // the callbacks' train end sees every checkpoint complete
   parts_.callbacks.each("on_train_end", [&](Callback& cb) { cb.on_train_end(*this); });
   parts_.history->close();
   if (live_ && run_.is_main()) live_->close(run_.world_size);
@@ -325,6 +329,7 @@ void Trainer::check_interrupt(long batch, const char* what) const {
 }
 
 void Trainer::resume(const std::string& dir, const RestoreOptions& options) {
+  checkpoints_.finish_writes();
   resume(dir, read_checked_checkpoint(dir), options);
 }
 
@@ -341,6 +346,7 @@ std::string global_batch_change(int was, const RunInfo& run, const RunConfig& co
 }  // namespace
 
 void Trainer::resume(const std::string& dir, const CheckpointMeta& meta, const RestoreOptions& options) {
+  checkpoints_.finish_writes();  // a session may resume from the checkpoint it has just saved
   Restored restored = restore_checkpoint(dir, meta, parts_, history_, config_, run_, options);
   records_.intern();  // the history was replaced
   reopen_ = std::move(restored.open);
@@ -356,8 +362,7 @@ void Trainer::save_checkpoint(const std::string& dir) {
   const std::string name = path.filename().string();
   if (name.empty() || name == "." || name == ".." || name[0] == '.')
     throw ConfigError("save_checkpoint: '" + dir + "' does not end in a checkpoint directory name");
-  checkpoints_.write(path.parent_path().string(), name, position());
-  parts_.parallel->barrier();
+  checkpoints_.save(path.parent_path().string(), name, position());
 }
 
 long Trainer::write_final_model() {

@@ -257,6 +257,9 @@ void record_costs(Trainer& trainer, nlohmann::json& results) {
     trainer.parallel().all_reduce_sum(state);
     results["optimizer_state_mb_per_rank"] = state;
   }
+  // What each checkpoint cost training: the main rank's hold, which writes
+  // them (the others wait for it unless they are written in the background).
+  results["checkpoint_stall_s"] = trainer.checkpoint_stalls();
   results["malloc_tuned"] = tune_allocator_for_training().tuned;
 }
 
@@ -307,6 +310,11 @@ TrainOutcome train_and_test(Trainer& trainer, const RunStore& store, std::ostrea
 // how to go on, in the error line.
 Interrupted after_interrupt(const Interrupted& stop, Trainer& trainer, const std::string& run_dir) {
   std::string text = stop.what();
+  try {
+    trainer.finish_checkpoints();  // one written in the background is complete before it is named
+  } catch (const std::exception& e) {
+    text += "; " + first_line(e.what());
+  }
   try {
     if (const long epoch = trainer.write_final_model())
       text += "; the model of epoch " + std::to_string(epoch) + " is in " + run_dir + "/checkpoints/" + kFinalModel;
@@ -381,6 +389,15 @@ TrainOutcome run_training(const TrainRequest& original_request) {
   } catch (const std::exception& e) {
     // Ctrl-C: the model of the last complete epoch is kept, and the error
     // line says where it is and how to continue.
+    // A checkpoint written in the background completes first: the failed
+    // start's checks and the restart below see it.
+    if (trainer) {
+      try {
+        trainer->finish_checkpoints();
+      } catch (const std::exception& written) {
+        warn(first_line(written.what()));
+      }
+    }
     std::optional<Interrupted> interrupted;
     if (const auto* stop = dynamic_cast<const Interrupted*>(&e); stop && trainer && trainer->batches_done() > 0)
       interrupted = after_interrupt(*stop, *trainer, run.run_dir);

@@ -23,6 +23,10 @@ SKEIN_EXPORT StateDict read_state_dict(const std::string& path);
 // The model's parameters and buffers by name, as bytes Python's torch.load
 // reads: written to `out` as they are made (a checkpoint's file), or whole.
 SKEIN_EXPORT void write_state_dict(torch::nn::Module& model, std::ostream& out);
+// ... of `named` (the model's named_tensors, or copies of them).
+SKEIN_EXPORT void write_state_dict(const StateDict& named, std::ostream& out);
+// The model's parameters, then its buffers, by name (the state dict's entries).
+SKEIN_EXPORT StateDict named_tensors(const torch::nn::Module& model);
 SKEIN_EXPORT std::string state_dict_bytes(torch::nn::Module& model);
 
 // Copies `dict` into the model's parameters and buffers. Names and shapes

@@ -40,6 +40,8 @@ struct RunConfig {
   bool valid_stratified = schema_default(run_key::kValidStratified).get<bool>();  // valid_split per class
   bool standardize = schema_default(run_key::kStandardize).get<bool>();  // inputs scaled by the training split's mean and std
   std::int64_t data_workers = schema_default(run_key::kDataWorkers).get<std::int64_t>();  // prefetch threads (streaming)
+  // checkpoints written on a thread of their own (background_writes.hpp)
+  bool checkpoint_background = schema_default(run_key::kCheckpointBackground).get<bool>();
   // warm start: state dict file or checkpoint directory ("" for none)
   std::string init_from = schema_default(run_key::kInitFrom).get<std::string>();
   bool init_strict = schema_default(run_key::kInitStrict).get<bool>();  // warm start: every entry must match

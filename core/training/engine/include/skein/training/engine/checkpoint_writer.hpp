@@ -4,7 +4,9 @@
 // directory written beside its place and renamed into it; and the
 // checkpoints callbacks ask for, written together once all ranks agree.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "skein/run.hpp"
 #include "skein/run_store.hpp"
 #include "skein/training/data/pass_segment.hpp"
+#include "skein/training/engine/background_writes.hpp"
 #include "skein/training/engine/run_parts.hpp"
 
 namespace skein::core {
@@ -50,10 +53,18 @@ class SKEIN_EXPORT CheckpointWriter {
 
   // <run_dir>/checkpoints, where callbacks' checkpoints go.
   std::string root() const;
-  // Writes root_dir/name. A collective unless parts.model_only: every rank
-  // takes part, rank 0 writes.
+  // Writes root_dir/name at once (after a write in the background, if
+  // any). A collective unless parts.model_only: every rank takes part,
+  // rank 0 writes.
   void write(const std::string& root_dir, const std::string& name, const EpochPosition& at,
              const CheckpointParts& parts = {});
+  // The same, written on rank 0 in the background when the config's
+  // checkpoint_background is on (a session's save_checkpoint); returns
+  // once every rank's part is taken. Without it: write() and a barrier.
+  void save(const std::string& root_dir, const std::string& name, const EpochPosition& at);
+  // Waits for a checkpoint being written in the background and throws its
+  // failure (before a resume, at the end of training).
+  void finish_writes() { background_.finish(); }
 
   // A checkpoint a callback asks for (TrainContext::request_checkpoint); a
   // name that is not one directory name is a ConfigError.
@@ -61,8 +72,13 @@ class SKEIN_EXPORT CheckpointWriter {
   bool requested() const { return !requests_.empty(); }
   // Writes the requested checkpoints under root() (the first written, the
   // others hard links to it), removes what they replace, and waits for every
-  // rank. A collective: ranks that asked for different ones fail here.
+  // rank. A collective: ranks that asked for different ones fail here. With
+  // checkpoint_background, rank 0 takes copies and writes, links and
+  // removes on another thread (background_writes.hpp): every rank returns
+  // once its part is taken; a write still in flight is waited for first.
   void write_requested(const EpochPosition& at);
+  // How long each write_requested held this rank, in seconds, in order.
+  const std::vector<double>& stalls() const { return stalls_; }
 
  private:
   struct Request {
@@ -87,13 +103,28 @@ class SKEIN_EXPORT CheckpointWriter {
   CheckpointMeta meta(const std::vector<std::pair<std::string, std::string>>& checksums, const EpochPosition& at) const;
   // Every rank's parts of a checkpoint, gathered on rank 0 (write()).
   struct RankParts;
-  // The checkpoint's files into the new directory `tmp` (rank 0).
-  void write_files(const std::string& tmp_dir, const std::string& name, const EpochPosition& at,
-                   const CheckpointParts& parts, const RankParts& ranks);
+  // What rank 0 writes of a checkpoint: its files' contents (over the run's
+  // own tensors, or copies of them to write in the background).
+  struct Content;
+  // Takes every rank's part of checkpoint root_dir/name (a collective
+  // unless model_only). On rank 0, returns what writes and installs it
+  // (any thread), over copies with `copies`; an empty function elsewhere.
+  std::function<void()> prepare(const std::string& root_dir, const std::string& name, const EpochPosition& at,
+                                const CheckpointParts& parts, bool copies);
+  // Writes `c` into the new directory `tmp_dir` (any thread), trainer.json
+  // last: what marks it complete.
+  static void write_files(const std::string& tmp_dir, const Content& c);
+  std::shared_ptr<Content> content(const std::string& name, const EpochPosition& at, const CheckpointParts& parts,
+                                   const RankParts& ranks, const std::string& tmp_dir, bool copies);
+  // The optimizer optimizer.pt holds: the running one, or a sharded one
+  // consolidated from every rank's shard (`tmp`: where they pass through).
+  const torch::optim::Optimizer& optimizer_to_save(const std::string& name, long epoch, const std::string& tmp,
+                                                   const CheckpointParts& parts,
+                                                   std::unique_ptr<torch::optim::Optimizer>& whole) const;
   nlohmann::json open_epoch_part(const EpochPosition& at) const;
   // The same state under another name: hard links to the files of `from`
-  // (never modified once written), renamed into place. Rank 0 only.
-  void link(const std::string& from, const std::string& name);
+  // (never modified once written), renamed into place. Rank 0 only; any thread.
+  void link(const std::string& from, const std::string& name) const;
 
   RunParts& parts_;
   const History& history_;
@@ -102,6 +133,8 @@ class SKEIN_EXPORT CheckpointWriter {
   const RunStore* store_;
   std::vector<Request> requests_;
   bool names_checked_ = false;  // check_names_storable passed once
+  std::vector<double> stalls_;
+  BackgroundWrites background_;  // last: its destructor waits for the write in flight
 };
 
 }  // namespace skein::core

@@ -99,6 +99,17 @@ SKEIN_EXPORT bool lay_piece_states_whole(const OptimizerFactory& factory, const 
 SKEIN_EXPORT std::optional<std::size_t> elementwise_state_bytes(const OptimizerFactory& factory,
                                                                 torch::optim::Optimizer& optimizer);
 
+// A copy of `optimizer` (over `params`, made by `factory`) over `copies`
+// (params' copies, in order), for a checkpoint written while training goes
+// on: each parameter's state with its per-element tensors copied to the CPU
+// (its other members, such as Adam's step count, as they are) and the
+// groups' options. nullptr when `factory` does not name the state's tensors
+// (not a skein::ElementwiseOptimizer).
+SKEIN_EXPORT std::unique_ptr<torch::optim::Optimizer> copied_optimizer(OptimizerFactory& factory,
+                                                                       const torch::optim::Optimizer& optimizer,
+                                                                       const std::vector<torch::Tensor>& params,
+                                                                       const std::vector<torch::Tensor>& copies);
+
 // Loads a whole optimizer (`archive`, over `params`) into `own`, this
 // rank's shard: the states of the parameters it steps, nothing else, a cut
 // parameter's split into its pieces' (views of the loaded tensors; copies

@@ -90,9 +90,15 @@ class SKEIN_EXPORT Trainer final : public TrainContext {
   void end_training();
   // The model's outputs in eval mode, without gradients.
   torch::Tensor predict(const torch::Tensor& inputs) { return forward_.predict(inputs); }
-  // Writes a checkpoint (the format of checkpoint callbacks' ones) to `dir`.
+  // Writes a checkpoint (the format of checkpoint callbacks' ones) to `dir`
+  // (in the background with the config's checkpoint_background).
   // A collective: every rank calls it.
   void save_checkpoint(const std::string& dir);
+  // Waits for a checkpoint written in the background; throws its failure.
+  void finish_checkpoints() { checkpoints_.finish_writes(); }
+  // How long each checkpoint the callbacks asked for held training on this
+  // rank (seconds): the whole write, or with checkpoint_background the copies.
+  const std::vector<double>& checkpoint_stalls() const { return checkpoints_.stalls(); }
   // Train batches per epoch when the caller knows it (progress bars, the
   // last accumulation group); 0: unknown.
   void set_batches_per_epoch(long n) { batches_per_epoch_ = n; }
