@@ -256,6 +256,35 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_continues_the_same_mlflow_run) {
   expect_epochs_logged(runs[0], run_dir);                           // epochs 1 to 4, each once
 }
 
+// A run id the server does not have (its store was replaced): the resumed
+// run starts a new MLflow run, with the params, and says so.
+BOOST_AUTO_TEST_CASE(a_run_the_server_lost_is_started_anew) {
+  const std::string uri = shared().server.uri();
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = 1;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
+                      {{"plugin", "mlflow"}, {"tracking_uri", uri}, {"experiment", "lost"}}};
+  const std::string run_dir = dir("lost");
+  auto first = test::run(kSkein + " train --config " + write_config(cfg) + " --run-dir " + run_dir);
+  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  json kept = load_json(run_dir + "/mlflow_run.json");
+  kept["run_id"] = "0123456789abcdef0123456789abcdef";
+  test::write_text(run_dir + "/mlflow_run.json", kept.dump());
+  auto resumed = test::run(kSkein + " train --resume " + run_dir + " --set max_epochs=2");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.err, "0123456789abcdef0123456789abcdef"), resumed.err);
+  const std::string run_id = load_json(run_dir + "/mlflow_run.json").at("run_id");
+  BOOST_TEST(run_id != "0123456789abcdef0123456789abcdef");
+  const json runs = runs_of(uri, "lost");
+  BOOST_REQUIRE_EQUAL(runs.size(), 2u);
+  for (const auto& run : runs) {
+    if (run.at("run_id") != run_id) continue;
+    BOOST_TEST(run.at("params").value("max_epochs", "") == "2");
+    BOOST_TEST(steps(run.at("metrics").at("train_loss")) == std::vector<long>({2}));
+    BOOST_TEST(tag(run, "skein.resumed") == "true");
+  }
+}
+
 // Nothing listens: training ends as always, with warnings (stderr and train.log).
 BOOST_AUTO_TEST_CASE(a_dead_server_costs_a_warning) {
   auto cfg = test::synthetic_config();

@@ -140,6 +140,7 @@ struct RunState {
   std::string artifact_root;       // the artifact proxy's path of the run ("0/<id>/artifacts"); "" if none
   std::string artifact_uri;        // the server's, for the warning when it is not proxied
   bool artifacts_refused = false;  // warned once: later files are skipped
+  bool created = false;            // this process created the run (else continued it): the params are its to log
 };
 
 // "mlflow-artifacts:/0/<id>/artifacts" or "mlflow-artifacts://host:port/0/..."
@@ -211,10 +212,11 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
       tags.push_back(tag("skein.resumed_after_epoch", std::to_string(resumed_epoch)));
     }
     if (!restart.empty() && restart != "0") tags.push_back(tag("skein.restart", restart));
-    const std::string known = known_run_id();
+    // The params go with a new run only (MLflow refuses to change one): a
+    // continued run keeps its first attempt's.
     std::vector<std::pair<std::string, std::string>> params;
-    if (known.empty()) flatten(ctx.config(), "", params);
-    queue_->push(create_or_continue(known, std::move(tags)));
+    flatten(ctx.config(), "", params);
+    queue_->push(create_or_continue(known_run_id(), std::move(tags)));
     push_params(params);
   }
 
@@ -312,6 +314,7 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
         if (!r.ok()) return attempt_of(r);
         take_run_info(json::parse(r.body, nullptr, false), s);
         if (s.run_id.empty()) return {Attempt::rejected, "runs/create answered no run id"};
+        s.created = true;
         try {
           skein::write_file_atomic(
               run_file_,
@@ -364,14 +367,16 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
     return {Attempt::rejected, "experiment '" + o_.experiment + "' neither found nor created"};
   }
 
-  // A runs/log-batch of `field` entries once the run exists.
-  Job log_batch(const char* field, json entries, std::string what, bool droppable) {
+  // A runs/log-batch of `field` entries once the run exists (`new_run_only`:
+  // when this process created it).
+  Job log_batch(const char* field, json entries, std::string what, bool droppable, bool new_run_only = false) {
     Job job;
     job.what = std::move(what);
     job.items = entries.size();
     job.droppable = droppable;
-    job.send = [this, field, entries = std::move(entries)]() -> Attempt {
+    job.send = [this, field, entries = std::move(entries), new_run_only]() -> Attempt {
       if (state_->run_id.empty()) return {Attempt::rejected, "no MLflow run (its creation failed)"};
+      if (new_run_only && !state_->created) return {Attempt::done, ""};
       return attempt_of(client_->post(endpoint::kLogBatch, {{"run_id", state_->run_id}, {field, entries}}));
     };
     return job;
@@ -401,7 +406,7 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
         }
         part.push_back(tag(params[i].first, value));
       }
-      queue_->push(log_batch("params", std::move(part), "the config's params", false));
+      queue_->push(log_batch("params", std::move(part), "the config's params", false, true));
     }
   }
 
