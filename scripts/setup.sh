@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Skein's build and run dependencies: Debian 12's packages, and with
-# SKEIN_TORCH=pypi PyPI's torch in a virtual environment (scripts/torch-env.sh).
+# SKEIN_TORCH=pypi PyPI's torch in a virtual environment (scripts/torch-env.sh),
+# and for the tests PyPI's mlflow in a virtual environment of its own.
 #
 #   scripts/setup.sh            everything the scripts use (tests, fuzzers, sanitizers)
 #   scripts/setup.sh --example  what scripts/example.sh needs: building and training
@@ -20,6 +21,7 @@ packages=(
   libopenblas0-pthread
   libboost-dev libboost-filesystem-dev libboost-program-options-dev libboost-test-dev
   nlohmann-json3-dev zlib1g-dev libstb-dev libssl-dev
+  libcurl4-openssl-dev  # the mlflow callback's HTTP client
   dataset-fashion-mnist
 )
 debian_torch=(libtorch-dev libgloo-dev)
@@ -32,6 +34,7 @@ test_packages=(
   openmpi-bin  # tests: workers started by mpirun
   gfortran  # tests: the Fortran session example (examples/embed)
   chromium fonts-liberation  # tests: report.html rendered in a headless browser (its text in a font chromium recommends)
+  python3-venv  # tests: the venv of PyPI's mlflow (scripts/mlflow-test.txt), whatever SKEIN_TORCH is
 )
 if [ "$SKEIN_TORCH" != debian ]; then
   packages+=(python3-venv)  # the venv that holds PyPI's torch
@@ -53,4 +56,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-if [ "${1:-}" = --example ]; then skein_torch_install; else skein_torch_install --with-tests; fi
+if [ "${1:-}" = --example ]; then
+  skein_torch_install
+else
+  skein_torch_install --with-tests
+  skein_mlflow_install  # tests: a real MLflow server and client (tests/test_mlflow.cpp)
+fi

@@ -38,29 +38,49 @@ skein_pypi_torch=$(sed -n 's/^torch==//p' "$skein_pins")
 SKEIN_VENV=${SKEIN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skein/torch-$skein_pypi_torch}
 export SKEIN_TORCH SKEIN_BUILD_DIR SKEIN_VENV
 
+# skein_venv_install VENV PIN_FILE... [-- PIP_ARG...]: creates VENV (with
+# /usr/bin/python3 -m venv) when it is missing and pip-installs the pin files
+# into it. What was installed is stamped by the pin files' (and pip
+# arguments') digest in VENV/.skein-installed: a second run costs no pip at all.
+skein_venv_install() {
+  local venv=$1 want=() pip_args=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do want+=("$1"); shift; done
+  if [ $# -gt 0 ]; then shift; pip_args=("$@"); fi
+  if [ ! -x "$venv/bin/python3" ]; then
+    echo "setup: creating $venv"
+    mkdir -p "$(dirname "$venv")"
+    /usr/bin/python3 -m venv "$venv"
+  fi
+  local stamp="$venv/.skein-installed" digest
+  digest=$( (cat "${want[@]}"; [ ${#pip_args[@]} -eq 0 ] || echo "${pip_args[@]}") | sha256sum | cut -c1-16)
+  if ! grep -qx "$digest" "$stamp" 2>/dev/null; then
+    local args=()
+    for f in "${want[@]}"; do args+=(-r "$f"); done
+    echo "setup: pip install into $venv: $(grep -hv '^#' "${want[@]}" | tr '\n' ' ')"
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check "${pip_args[@]}" "${args[@]}"
+    echo "$digest" >>"$stamp"
+  fi
+}
+
 # pypi, gpu-image: creates or completes the venv (`--with-tests`, pypi only:
 # also scripts/torch-pypi-test.txt). scripts/setup.sh runs it.
 skein_torch_install() {
   [ "$SKEIN_TORCH" != debian ] || return 0
   local want=("$skein_pins")
   if [ "${1:-}" = --with-tests ] && [ "$SKEIN_TORCH" = pypi ]; then want+=("$skein_root/scripts/torch-pypi-test.txt"); fi
-  if [ ! -x "$SKEIN_VENV/bin/python3" ]; then
-    echo "setup: creating $SKEIN_VENV"
-    mkdir -p "$(dirname "$SKEIN_VENV")"
-    /usr/bin/python3 -m venv "$SKEIN_VENV"
-  fi
-  # What was installed is stamped by the requirement files' (and pip
-  # arguments') digest: a second run costs no pip at all.
-  local stamp="$SKEIN_VENV/.skein-installed" digest
-  digest=$( (cat "${want[@]}"; [ ${#skein_pip_args[@]} -eq 0 ] || echo "${skein_pip_args[@]}") | sha256sum | cut -c1-16)
-  if ! grep -qx "$digest" "$stamp" 2>/dev/null; then
-    local args=()
-    for f in "${want[@]}"; do args+=(-r "$f"); done
-    echo "setup: pip install into $SKEIN_VENV: $(grep -hv '^#' "${want[@]}" | tr '\n' ' ')"
-    "$SKEIN_VENV/bin/python3" -m pip install -q --disable-pip-version-check "${skein_pip_args[@]}" "${args[@]}"
-    echo "$digest" >>"$stamp"
-  fi
+  skein_venv_install "$SKEIN_VENV" "${want[@]}" -- "${skein_pip_args[@]}"
 }
+
+# The tests' MLflow (plugins/callback/mlflow): PyPI's mlflow
+# (scripts/mlflow-test.txt) in a venv of its own outside the clone, the same
+# whatever SKEIN_TORCH is (SKEIN_MLFLOW_VENV, default
+# ~/.cache/skein/mlflow-<version>). scripts/setup.sh (full mode) installs it;
+# scripts/build.sh hands its python to CMake (SKEIN_MLFLOW_PYTHON).
+skein_mlflow_pins=$skein_root/scripts/mlflow-test.txt
+SKEIN_MLFLOW_VENV=${SKEIN_MLFLOW_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/skein/mlflow-$(sed -n 's/^mlflow==//p' "$skein_mlflow_pins")}
+export SKEIN_MLFLOW_VENV
+skein_mlflow_install() { skein_venv_install "$SKEIN_MLFLOW_VENV" "$skein_mlflow_pins"; }
 
 # Sets SKEIN_PYTHON and SKEIN_TORCH_PREFIX.
 skein_torch_env() {
