@@ -24,7 +24,7 @@ without checkpoints (same round). Runs in private network namespaces (unshare -r
 """
 import argparse, json, os, statistics, sys, tempfile, time
 
-from run import sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
+from run import print_table, sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
@@ -103,11 +103,7 @@ def main():
         else:
             lines.append(f"| {model} | {how} | {stall:.3f} s | {epoch:.2f} s | {without:.2f} s | "
                          f"{100 * (epoch / without - 1):+.1f} % |")
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    print_table("\n".join(lines), a.out)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,14 @@ def burst_bytes(bits_per_second):
     return max(512 * 1024, int(bits_per_second / 8 * 0.004))
 
 
+def print_table(text, out=None):
+    """A benchmark's Markdown result: printed, and written to `out` when given."""
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+
+
 def sh(cmd, env=None, netns=False, link=None, timeout=1200):
     """`link`: a rate for shaped() (needs netns); `timeout`: seconds."""
     if netns:  # ports opened by the command are reachable from nowhere else

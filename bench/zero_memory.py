@@ -21,7 +21,7 @@ Runs in private network namespaces (unshare -rn).
 """
 import argparse, json, os, sys, tempfile, time
 
-from run import sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
+from run import print_table, sh  # bench/run.py: a command with OMP_NUM_THREADS=1, in a private network if asked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
@@ -86,11 +86,7 @@ def main():
              "| run | peak RSS per rank MB | vs Skein ddp | samples/s |", "|---|---|---|---|"]
     for name, (rss, rate) in best.items():
         lines.append(f"| {name} | {rss:.0f} | {100 * (rss / base - 1):+.0f} % | {rate:.1f} |")
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    print_table("\n".join(lines), a.out)
 
 
 if __name__ == "__main__":

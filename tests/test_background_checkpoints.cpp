@@ -17,14 +17,8 @@ namespace {
 
 using test::contains;
 using test::load_json;
-const std::string kSkein = SKEIN_EXE;
-const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 
-struct Fixture : test::Workspace {
-  test::CommandResult skein(const std::string& args, const std::string& env = "") {
-    return test::run(test::in_private_network(env + " " + kSkein + " train" + kProbe + args), 240);
-  }
-};
+using Fixture = test::TrainWorkspace;
 
 // Adam (a state to copy), epoch and step checkpoints (inside epochs too),
 // keep_last 2 (removals after each write), and "best".

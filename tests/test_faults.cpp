@@ -23,12 +23,7 @@ const std::string kProbe = " --plugin-dir " TEST_PLUGIN_DIR " ";
 using test::two_process_config;
 const auto comparable = test::comparable_history;
 
-struct Fixture : test::Workspace {
-  // `skein train ARGS` in a private network namespace (when available).
-  test::CommandResult skein(const std::string& args, const std::string& env = "") {
-    return test::run(test::in_private_network(env + " " + kSkein + " train" + kProbe + args), 240);
-  }
-};
+using Fixture = test::TrainWorkspace;
 
 }  // namespace
 

@@ -165,6 +165,18 @@ void expect_epochs_logged(const json& run, const std::string& run_dir) {
 
 std::string tag(const json& run, const std::string& key) { return run.at("tags").value(key, std::string("(none)")); }
 
+// A run of `max_epochs` with checkpoints, logged to `experiment` at `uri`,
+// into `run_dir`; required to succeed.
+void train_checkpointed(test::Workspace& w, const std::string& uri, const std::string& experiment, long max_epochs,
+                        const std::string& run_dir) {
+  auto cfg = test::synthetic_config();
+  cfg["max_epochs"] = max_epochs;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
+                      {{"plugin", "mlflow"}, {"tracking_uri", uri}, {"experiment", experiment}}};
+  auto first = test::run(kSkein + " train --config " + w.write_config(cfg) + " --run-dir " + run_dir);
+  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+}
+
 bool has(const json& list, const std::string& item) {
   return std::find(list.begin(), list.end(), json(item)) != list.end();
 }
@@ -230,17 +242,32 @@ BOOST_AUTO_TEST_CASE(two_processes_are_logged_once_by_rank_0) {
   expect_epochs_logged(runs[0], run_dir);  // each epoch once: not once per rank
 }
 
+// --max-restarts: the restarted workers log to the same MLflow run, tagged
+// with the restart's number; no second run.
+BOOST_AUTO_TEST_CASE(a_restarted_run_continues_the_same_mlflow_run) {
+  const std::string uri = shared().server.uri();
+  auto cfg = test::two_process_config();
+  cfg["callbacks"].push_back({{"plugin", "mlflow"}, {"tracking_uri", uri}, {"experiment", "restart"}});
+  const std::string run_dir = dir("restarted");
+  // Rank 1 is killed in epoch 3 of the first attempt only.
+  auto r = test::run(kSkein + " train --config " + write_config(cfg) + " --run-dir " + run_dir +
+                     " --plugin-dir " TEST_PLUGIN_DIR " --nproc-per-node 2 --timeout 60 --max-restarts 1"
+                     " --plugin probe_callback:signal_at=3,signal=9,signal_rank=1,only_attempt=0");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(contains(r.err, "restarting all workers (restart 1 of 1)"), r.err);
+  const json runs = runs_of(uri, "restart");
+  BOOST_REQUIRE_EQUAL(runs.size(), 1u);
+  BOOST_TEST(runs[0].at("status") == "FINISHED");
+  BOOST_TEST(tag(runs[0], "skein.restart") == "1");
+  expect_epochs_logged(runs[0], run_dir);
+}
+
 // --resume continues the MLflow run of mlflow_run.json: one run, every
 // epoch once, tagged as resumed.
 BOOST_AUTO_TEST_CASE(a_resumed_run_continues_the_same_mlflow_run) {
   const std::string uri = shared().server.uri();
-  auto cfg = test::synthetic_config();
-  cfg["max_epochs"] = 2;
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
-                      {{"plugin", "mlflow"}, {"tracking_uri", uri}, {"experiment", "resume"}}};
   const std::string run_dir = dir("resumed");
-  auto first = test::run(kSkein + " train --config " + write_config(cfg) + " --run-dir " + run_dir);
-  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  train_checkpointed(*this, uri, "resume", 2, run_dir);
   const std::string run_id = load_json(run_dir + "/mlflow_run.json").at("run_id");
   auto resumed = test::run(kSkein + " train --resume " + run_dir + " --set max_epochs=4");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
@@ -260,13 +287,8 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_continues_the_same_mlflow_run) {
 // run starts a new MLflow run, with the params, and says so.
 BOOST_AUTO_TEST_CASE(a_run_the_server_lost_is_started_anew) {
   const std::string uri = shared().server.uri();
-  auto cfg = test::synthetic_config();
-  cfg["max_epochs"] = 1;
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}},
-                      {{"plugin", "mlflow"}, {"tracking_uri", uri}, {"experiment", "lost"}}};
   const std::string run_dir = dir("lost");
-  auto first = test::run(kSkein + " train --config " + write_config(cfg) + " --run-dir " + run_dir);
-  BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  train_checkpointed(*this, uri, "lost", 1, run_dir);
   json kept = load_json(run_dir + "/mlflow_run.json");
   kept["run_id"] = "0123456789abcdef0123456789abcdef";
   test::write_text(run_dir + "/mlflow_run.json", kept.dump());

@@ -78,6 +78,10 @@ bool private_network_available() {
   return available;
 }
 
+CommandResult TrainWorkspace::skein(const std::string& args, const std::string& env) {
+  return run(in_private_network(env + " " SKEIN_EXE " train --plugin-dir " TEST_PLUGIN_DIR " " + args), 240);
+}
+
 std::string in_private_network(const std::string& command) {
   if (!private_network_available()) return "sh -c " + shell_quote(command);
   return "unshare -rn sh -c " + shell_quote("ip link set lo up && " + command);

@@ -52,6 +52,13 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+
+// A Workspace whose `skein(ARGS, ENV)` runs `ENV skein train ARGS` with the
+// test plugins, inside a private network namespace (in_private_network),
+// bounded at 240 s.
+struct TrainWorkspace : Workspace {
+  CommandResult skein(const std::string& args, const std::string& env = "");
+};
 // Runs a shell command line with stdout/stderr captured (bounded by `timeout -k`).
 CommandResult run(const std::string& command_line, int timeout_seconds = 240);
 
