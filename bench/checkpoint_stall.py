@@ -4,7 +4,8 @@ each checkpoint written at once (rank 0 writes and fsyncs, every rank waits)
 against `"checkpoint_background": true` (copied to memory at the step
 boundary, written on a thread of its own), and no checkpoints at all.
 
-  /usr/bin/python3 bench/checkpoint_stall.py [--build build] [--rounds 1] [--out FILE]
+  /usr/bin/python3 bench/checkpoint_stall.py [--build build] [--rounds 1] [--only ddp|zero|pytorch|example]...
+      [--out FILE]
 
 Rows:
 - the wide MLP of section 12 (784-5120-5120-5120-10, 56.5 M parameters, Adam:
@@ -80,17 +81,25 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--limit", type=int, default=2560)
+    ap.add_argument("--only", choices=["ddp", "zero", "pytorch", "example"], action="append",
+                    help="only these rows (repeatable; default: all)")
     ap.add_argument("--out")
     a = ap.parse_args()
+    want = lambda row: not a.only or row in a.only
     rows = []  # (model, how, stall s, epoch s, epoch s without checkpoints)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(a.rounds):
             for name, parallel in [("ddp", {"plugin": "ddp"}), ("zero", {"plugin": "zero", "stage": 1})]:
+                if not want(name):
+                    continue
                 none = skein_run(a, tmp, wide_config(a, parallel, False, False), 2)
                 for how, background in [("at once", False), ("background", True)]:
                     r = skein_run(a, tmp, wide_config(a, parallel, True, background), 2)
                     rows.append((f"wide MLP, Adam, {name}, W=2", how, r["stall_s"], r["epoch_s"], none["epoch_s"]))
-            rows.append(("wide MLP, Adam, PyTorch DDP, W=2", "torch.save + fsync", pytorch_stall(a, tmp), None, None))
+            if want("pytorch"):
+                rows.append(("wide MLP, Adam, PyTorch DDP, W=2", "torch.save + fsync", pytorch_stall(a, tmp), None, None))
+            if not want("example"):
+                continue
             none = skein_run(a, tmp, example_config(False, False), 1)
             for how, background in [("at once", False), ("background", True)]:
                 r = skein_run(a, tmp, example_config(True, background), 1)

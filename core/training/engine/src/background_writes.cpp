@@ -1,6 +1,9 @@
 #include "skein/training/engine/background_writes.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -13,6 +16,7 @@ namespace skein::core {
 namespace {
 
 constexpr std::array<int, 3> kHeldSignals{SIGTERM, SIGINT, SIGHUP};
+constexpr int kWriterNice = 10;
 std::atomic<int> held_signal{0};
 
 void hold_signal(int sig) { held_signal.store(sig); }
@@ -68,6 +72,9 @@ BackgroundWrites::~BackgroundWrites() {
 void BackgroundWrites::start(std::function<void()> write) {
   finish();
   in_flight_ = std::async(std::launch::async, [write = std::move(write)] {
+    // Training goes first where both want a core: the write takes the CPU
+    // time training leaves (Linux: a thread's own nice value).
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWriterNice);
     HeldSignals held;
     write();
   });
