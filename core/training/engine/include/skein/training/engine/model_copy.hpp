@@ -21,7 +21,9 @@ SKEIN_EXPORT void write_module_archive(const torch::nn::Module& module, torch::s
                                        const std::function<torch::Tensor(const torch::Tensor&)>& tensor_of);
 
 // CPU copies of a model's parameters and buffers (each tensor once, tied
-// ones too), and the files that hold them.
+// ones too), and the files that hold them. model.pt is laid out as the
+// default Module::save lays it out (every model of ours uses it); a module
+// whose save() is overridden would be written in that layout all the same.
 struct ModelCopy {
   std::shared_ptr<torch::serialize::OutputArchive> archive;  // model.pt: as torch::save(model) writes it
   StateDict named;                         // model_state_dict.pt's entries
