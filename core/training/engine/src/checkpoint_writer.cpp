@@ -312,7 +312,10 @@ void CheckpointWriter::write(const std::string& root_dir, const std::string& nam
 void CheckpointWriter::save(const std::string& root_dir, const std::string& name, const EpochPosition& at) {
   const bool background = config_.checkpoint_background;
   if (background) background_.finish();  // one in flight at most: this one waits for the last
-  auto written = prepare(root_dir, name, at, {}, background);
+  finish_write(prepare(root_dir, name, at, {}, background), background);
+}
+
+void CheckpointWriter::finish_write(std::function<void()> written, bool background) {
   if (written && background) {
     background_.start(std::move(written));
   } else if (written) {
@@ -549,10 +552,11 @@ void CheckpointWriter::write_requested(const EpochPosition& at) {
   requests_.clear();
   // The first is written, the others link its files.
   std::function<void()> written = prepare(root(), requests.front().name, at, {}, background);
+  std::function<void()> all;  // rank 0's: the write, the links, the removals
   if (run_.is_main()) {
     for (std::size_t i = 1; i < requests.size(); ++i)
       run_files::record(run_, std::string(run_files::kCheckpoints) + "/" + requests[i].name);
-    auto all = [this, written, requests] {
+    all = [this, written, requests] {
       written();
       for (std::size_t i = 0; i < requests.size(); ++i) {
         if (i > 0) link(requests.front().name, requests[i].name);
@@ -562,13 +566,8 @@ void CheckpointWriter::write_requested(const EpochPosition& at) {
         }
       }
     };
-    if (background) {
-      background_.start(std::move(all));
-    } else {
-      all();
-    }
   }
-  if (!background) parts_.parallel->barrier();
+  finish_write(std::move(all), background);
   stalls_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 

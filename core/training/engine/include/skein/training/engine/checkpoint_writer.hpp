@@ -114,6 +114,9 @@ class SKEIN_EXPORT CheckpointWriter {
   // Writes `c` into the new directory `tmp_dir` (any thread), trainer.json
   // last: what marks it complete.
   static void write_files(const std::string& tmp_dir, const Content& c);
+  // Runs rank 0's `written` (empty elsewhere) at once, or on the
+  // background thread; at once, every rank then meets at a barrier.
+  void finish_write(std::function<void()> written, bool background);
   std::shared_ptr<Content> content(const std::string& name, const EpochPosition& at, const CheckpointParts& parts,
                                    const RankParts& ranks, const std::string& tmp_dir, bool copies);
   // The optimizer optimizer.pt holds: the running one, or a sharded one
