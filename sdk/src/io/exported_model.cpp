@@ -7,6 +7,7 @@
 
 #if SKEIN_TORCH_EXPORT_SCHEMA
 #include <cstring>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "pt2_rewrite.hpp"
 #include "pt2_types.hpp"
 #include "program_file.hpp"
+#include "skein/io/operator_libraries.hpp"
 #include "skein/io/script_operators.hpp"
 #include "skein/io/scripted_model.hpp"
 #endif
@@ -26,6 +28,15 @@ namespace skein {
 
 namespace ex = torch::_export;
 namespace spec = torch::_export::archive_spec;
+
+namespace pt2 {
+// One dimension of the user input: a size, or a range of a torch.export.Dim.
+struct InputDim {
+  std::int64_t min = 0, max = std::numeric_limits<std::int64_t>::max();
+  std::string dim;  // the Dim's symbol ("?": an expression of one); empty: a fixed size (min == max)
+};
+}  // namespace pt2
+using pt2::InputDim;
 
 namespace {
 
@@ -43,25 +54,87 @@ std::vector<std::int64_t> ints_of(const std::vector<ex::SymInt>& v, const std::s
   return r;
 }
 
-// A tensor from its stored bytes (the storage as saved) and metadata.
-torch::Tensor tensor_of(const std::string& bytes, const ex::TensorMeta& meta, const std::string& what) {
+// The elements of the storage a tensor of `sizes`, `strides` and `offset`
+// reaches (its last element's position + 1; 0 when it has none), refused
+// where the metadata is negative or does not fit 64 bits.
+std::int64_t storage_span(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides,
+                          std::int64_t offset, std::int64_t& numel, const std::string& what) {
+  if (sizes.size() != strides.size() || offset < 0)
+    throw std::runtime_error(what + " has tensor metadata of " + std::to_string(sizes.size()) + " sizes and " +
+                             std::to_string(strides.size()) + " strides at offset " + std::to_string(offset));
+  numel = 1;
+  std::int64_t last = offset;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::int64_t step = 0;
+    if (sizes[i] < 0 || strides[i] < 0 || __builtin_mul_overflow(numel, sizes[i], &numel) ||
+        (sizes[i] > 0 && (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                          __builtin_add_overflow(last, step, &last))))
+      throw std::runtime_error(what + " has sizes or strides that are negative or overflow 64 bits");
+  }
+  return numel == 0 ? 0 : last + 1;
+}
+
+// A tensor from its stored bytes (the storage as saved) and metadata. The
+// record is read only when its declared size is what the metadata needs (a
+// crafted archive's 3 GiB of zeros behind a small tensor is never inflated),
+// and no tensor has more elements than its record stores (a view with
+// strides of 0 is not made into gigabytes by clone()).
+torch::Tensor stored_tensor(caffe2::serialize::PyTorchStreamReader& reader, const std::string& record,
+                            const ex::TensorMeta& meta, const std::string& what) {
   const auto dtype = pt2::to_c10(meta.get_dtype());
   const auto item = static_cast<std::int64_t>(c10::elementSize(dtype));
   const auto sizes = ints_of(meta.get_sizes(), what);
   const auto strides = ints_of(meta.get_strides(), what);
   const auto offset = ints_of({meta.get_storage_offset()}, what).at(0);
-  const auto count = static_cast<std::int64_t>(bytes.size()) / item;
-  std::int64_t extent = offset + 1;  // the last element's position + 1
-  bool empty = false;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) empty = true;
-    if (i < strides.size()) extent += (sizes[i] - 1) * strides[i];
-  }
-  if (sizes.size() != strides.size() || offset < 0 || (!empty && extent > count))
-    throw std::runtime_error(what + ": " + std::to_string(bytes.size()) + " bytes do not hold a tensor of its shape");
+  std::int64_t numel = 0;
+  const std::int64_t span = storage_span(sizes, strides, offset, numel, what);
+  if (!reader.hasRecord(record)) throw std::runtime_error(what + " has no record " + record);
+  const auto declared = static_cast<std::int64_t>(reader.getRecordSize(record));
+  const std::int64_t count = declared / item;
+  if (numel > count)
+    throw std::runtime_error(what + " declares " + std::to_string(numel) + " elements over " +
+                             std::to_string(count) + " stored (overlapping strides); Skein trains tensors whose "
+                             "elements are stored each");
+  std::int64_t needed = 0;
+  if (__builtin_mul_overflow(span, item, &needed) || declared < needed)
+    throw std::runtime_error(what + ": " + std::to_string(declared) + " bytes do not hold a tensor of its shape");
+  if (declared > needed)
+    throw std::runtime_error(what + ": its record holds " + std::to_string(declared) + " bytes where its tensor "
+                             "metadata needs " + std::to_string(needed) + " (a view of a larger tensor: export a "
+                             ".clone() of it)");
   auto storage = torch::empty({count}, torch::TensorOptions().dtype(dtype));
-  if (count > 0) std::memcpy(storage.data_ptr(), bytes.data(), static_cast<std::size_t>(count * item));
+  if (count > 0) reader.getRecord(record, storage.data_ptr(), static_cast<std::size_t>(count * item));
   return storage.as_strided(sizes, strides, offset).clone();
+}
+
+// The dimensions the program was exported for, of its tensor `input`: fixed
+// sizes, and the ranges of torch.export.Dims (an expression of a Dim, such
+// as 2*batch, is left to the operators to check).
+std::vector<InputDim> input_dims_of(const ex::ExportedProgram& ep, const std::string& input) {
+  std::vector<InputDim> dims;
+  const auto& values = ep.get_graph_module().get_graph().get_tensor_values();
+  const auto found = values.find(input);
+  if (found == values.end()) return dims;
+  const auto& ranges = ep.get_range_constraints();
+  for (const auto& size : found->second.get_sizes()) {
+    InputDim d;
+    if (size.tag() == ex::SymInt::Tag::AS_INT) {
+      d.min = d.max = size.get_as_int();
+    } else if (size.tag() == ex::SymInt::Tag::AS_EXPR) {
+      std::string symbol = size.get_as_expr().get_expr_str();  // "s77", or "Symbol('s77', positive=True, ...)"
+      if (symbol.rfind("Symbol('", 0) == 0) symbol = symbol.substr(8, symbol.find('\'', 8) - 8);
+      const auto range = ranges.find(symbol);
+      if (range != ranges.end()) {
+        d.dim = symbol;
+        d.min = range->second.get_min_val().value_or(0);
+        d.max = range->second.get_max_val().value_or(d.max);
+      } else {
+        d.dim = "?";  // an expression: unchecked here
+      }
+    }
+    dims.push_back(d);
+  }
+  return dims;
 }
 
 // `name` ("features.0.weight") split at its last dot, the module above it
@@ -102,6 +175,9 @@ struct ExportedModel::Program {
   std::size_t user_output = 0;
   std::vector<std::pair<std::size_t, std::string>> buffer_writes;  // output index, buffer
   std::map<std::string, torch::Tensor> hidden_buffers;               // non-persistent
+  std::map<std::string, std::string> tied;  // a parameter's second name -> the parameter it is
+  std::vector<InputDim> input_dims;  // the user input's
+  std::string owner;
 
   // Reads the archive's program, weights and constants, and registers the
   // weights in `module`. Throws std::runtime_error saying what is wrong.
@@ -121,10 +197,11 @@ ExportedModel::ExportedModel(const std::string& path, const std::string& owner)
   } catch (const std::exception& e) {
     refuse(first_line(e.what()));
   }
+  program_->owner = owner;
   if (!script_file_ops_allowed()) {
     const auto& ops = program_->graph->operators();
     for (std::size_t i = 0; i < ops.size(); ++i)
-      if (script_operator_rule(ops[i]) != ScriptOperatorRule::computes)
+      if (script_operator_rule(ops[i]) != ScriptOperatorRule::computes && !loaded_custom_operator(ops[i]))
         refuse("has node '" + program_->graph->first_callers()[i] + "' calling " + ops[i] +
                ", which reaches files or processes; an exported program runs with your rights: if you trust "
                "this one, allow it with --allow-script-file-ops");
@@ -183,12 +260,13 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
     const auto& meta = found->second;
     if (meta.get_use_pickle() || !meta.get_tensor_meta())
       throw std::runtime_error("stores '" + key + "' pickled; Skein reads raw tensor payloads (torch.export.save's default)");
-    return tensor_of(record_text(*reader, dir + meta.get_path_name()), *meta.get_tensor_meta(), "'" + key + "'");
+    return stored_tensor(*reader, dir + meta.get_path_name(), *meta.get_tensor_meta(), "'" + key + "'");
   };
 
   const auto& gm = ep.get_graph_module();
   const auto& signature = gm.get_signature();
   std::set<std::string> buffer_args;
+  std::map<std::string, std::string> tied_to;  // a record -> the first parameter stored there
   int user_inputs = 0;
   for (const auto& spec : signature.get_input_specs()) {
     Input input;
@@ -197,6 +275,18 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
       case T::PARAMETER: {
         input.kind = Input::parameter;
         input.name = spec.get_parameter().get_parameter_name();
+        // A parameter stored where an earlier one is (tied weights: b.weight
+        // = a.weight) stays that one parameter, fed to both placeholders.
+        const auto entry = weights.get_config().find(input.name);
+        if (entry != weights.get_config().end()) {
+          const auto first = tied_to.find(entry->second.get_path_name());
+          if (first != tied_to.end()) {
+            program.tied[input.name] = first->second;
+            input.name = first->second;
+            break;
+          }
+          tied_to.emplace(entry->second.get_path_name(), input.name);
+        }
         auto t = stored(weights, weights_dir, input.name);
         const bool grad = t.is_floating_point() || t.is_complex();
         auto [owner, leaf] = owner_of(module, input.name);
@@ -235,6 +325,7 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
         if (spec.get_user_input().get_arg().tag() != ex::Argument::Tag::AS_TENSOR)
           throw std::runtime_error("has a forward whose inputs are not all tensors; skein calls forward(x: Tensor) -> Tensor");
         input.kind = Input::user;
+        program.input_dims = input_dims_of(ep, spec.get_user_input().get_arg().get_as_tensor().get_name());
         ++user_inputs;
         break;
       default:
@@ -269,7 +360,34 @@ void ExportedModel::Program::load(torch::nn::Module& module) {
 
 ExportedModel::~ExportedModel() = default;
 
+namespace {
+
+// Refuses inputs the program was not exported for, as torch.export's own
+// module does (its Dims' ranges and fixed sizes), in one line.
+void check_input_shape(const std::vector<InputDim>& dims, const torch::Tensor& inputs, const std::string& owner,
+                       const std::string& path) {
+  if (dims.empty()) return;
+  auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument(owner + ": inputs of shape " + c10::str(inputs.sizes()) + " do not fit '" + path +
+                                "': " + why);
+  };
+  if (static_cast<std::size_t>(inputs.dim()) != dims.size())
+    refuse("it was exported for inputs of " + std::to_string(dims.size()) + " dimensions");
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t size = inputs.size(static_cast<std::int64_t>(i));
+    if (dims[i].dim == "?" || (size >= dims[i].min && size <= dims[i].max)) continue;
+    if (dims[i].dim.empty())
+      refuse("dimension " + std::to_string(i) + " is " + std::to_string(size) + " where it was exported with " +
+             std::to_string(dims[i].min) + " (give it a torch.export.Dim to vary it)");
+    refuse("dimension " + std::to_string(i) + " is " + std::to_string(size) + ", outside the range [" +
+           std::to_string(dims[i].min) + ", " + std::to_string(dims[i].max) + "] of its torch.export.Dim");
+  }
+}
+
+}  // namespace
+
 torch::Tensor ExportedModel::forward(const torch::Tensor& inputs) {
+  check_input_shape(program_->input_dims, inputs, program_->owner, path_);
   const auto params = named_parameters();
   const auto buffers = named_buffers();
   std::vector<c10::IValue> in;
@@ -305,6 +423,65 @@ torch::Tensor ExportedModel::forward(const torch::Tensor& inputs) {
 
 std::vector<std::string> ExportedModel::operators() const { return program_->graph->operators(); }
 
+const std::map<std::string, std::string>& ExportedModel::tied_parameters() const { return program_->tied; }
+
+const std::string& ExportedModel::eval_mode_evidence() const { return program_->graph->eval_export_evidence(); }
+
+std::string ExportedModel::operator_table() {
+  // Each aten operator once, by name, with what its overloads have.
+  std::map<std::string, std::set<std::string>> follows, refused;  // operator -> arguments; reason -> operators
+  std::set<std::string> names, outside, eval_only;
+  std::size_t overloads = 0;
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    const auto op = c10::Dispatcher::singleton().findOp(name);
+    if (!op || !op->hasSchema()) continue;
+    ++overloads;
+    names.insert(name.name);
+    for (const auto& a : op->schema().arguments())
+      if (pt2::follows_mode(a)) follows[name.name].insert(a.name());
+    if (const std::string why = pt2::refusal_of(*op); !why.empty()) refused[why].insert(name.name);
+    if (script_operator_rule(name.name) != ScriptOperatorRule::computes) outside.insert(name.name);
+    if (pt2::eval_only(name.name)) eval_only.insert(name.name);
+  }
+  auto code = [](const std::string& s) { return "`" + s + "`"; };
+  std::ostringstream md;
+  md << "# Operators of `.pt2` programs\n\n"
+     << "<!-- Generated from the pt2 model's code (skein::ExportedModel::operator_table) for libtorch " TORCH_VERSION
+        "; tests/test_pt2.cpp checks that it is current. -->\n\n"
+     << "The `pt2` model runs each node of a program's graph by calling its operator through libtorch's "
+        "dispatcher with the node's arguments, so every ATen operator of the libtorch Skein is built with runs, "
+        "with autograd, autocast and devices as in PyTorch: "
+     << names.size() << " operators (" << overloads << " overloads) of libtorch " TORCH_VERSION
+     << ". What differs from a plain call is below. Custom operators run once their library is loaded (the "
+        "model's `operator_libraries`); control flow (`torch.cond`, `torch.while_loop`, `torch.map`) and other "
+        "higher-order operators, such as `wrap_with_set_grad_enabled` (`torch.no_grad()` inside `forward`), are "
+        "refused at load.\n\n";
+  md << "## Arguments that follow train/eval mode\n\n"
+     << "A module is exported in one mode (train mode, as the user guide says); these arguments follow "
+        "`train()`/`eval()` instead: flags are true in training and false in eval mode (left as exported on a norm "
+        "given no running statistics, which uses the batch's in both modes), `dropout_p` is the exported rate "
+        "in training and 0 in eval mode. `skein export --format pt2` writes their eval values.\n\n"
+     << "| operator | arguments |\n|---|---|\n";
+  for (const auto& [op, args] : follows) {
+    std::string list;
+    for (const auto& a : args) list += (list.empty() ? "" : ", ") + code(a);
+    md << "| " << code(op) << " | " << list << " |\n";
+  }
+  auto listed = [&](const std::set<std::string>& ops) {
+    std::string list;
+    for (const auto& op : ops) list += (list.empty() ? "" : ", ") + code(op);
+    return list + ".\n";
+  };
+  md << "\n## Refused at load\n\nIn one line naming the node, whatever the mode:\n\n";
+  for (const auto& [why, ops] : refused) md << "- " << why << ": " << listed(ops);
+  md << "- They reach files or processes (unless `--allow-script-file-ops`): " << listed(outside);
+  md << "\n## A warning at load\n\nOnly a module exported in eval mode has these (its graph keeps what Python "
+        "decided from `self.training` at export): "
+     << listed(eval_only);
+  return md.str();
+}
+
 std::string ExportedModel::archive_with_current_weights(const std::vector<InputStep>& input_steps) const {
   std::istringstream in(program_->archive);
   caffe2::serialize::PyTorchStreamReader reader(&in);
@@ -323,11 +500,13 @@ std::string ExportedModel::archive_with_current_weights(const std::vector<InputS
     replaced[std::string(spec::WEIGHTS_DIR) + (*entry)["path_name"].get<std::string>()] =
         std::string(static_cast<const char*>(t.data_ptr()), t.nbytes());
   };
-  for (const auto& p : named_parameters()) store(p.key(), p.value());
+  const auto params = named_parameters();
+  for (const auto& p : params) store(p.key(), p.value());
+  for (const auto& [second, first] : program_->tied) store(second, params[first]);  // one record, as it was
   for (const auto& b : named_buffers()) store(b.key(), b.value());
   replaced[program_->weights_config_record] = config.dump();
   auto program = nlohmann::json::parse(record_text(reader, program_->program_record));
-  pt2::to_eval_mode(program, program_->graph->eval_skipped_nodes());
+  pt2::to_eval_mode(program, program_->graph->eval_skipped_nodes(), program_->graph->mode_arguments());
   if (!input_steps.empty()) {
     auto constants = reader.hasRecord(program_->constants_config_record)
                          ? nlohmann::json::parse(record_text(reader, program_->constants_config_record))
@@ -370,6 +549,15 @@ ExportedModel::ExportedModel(const std::string& path, const std::string& owner) 
 ExportedModel::~ExportedModel() = default;
 torch::Tensor ExportedModel::forward(const torch::Tensor&) { return {}; }
 std::vector<std::string> ExportedModel::operators() const { return {}; }
+const std::map<std::string, std::string>& ExportedModel::tied_parameters() const {
+  static const std::map<std::string, std::string> none;
+  return none;
+}
+std::string ExportedModel::operator_table() { return {}; }
+const std::string& ExportedModel::eval_mode_evidence() const {
+  static const std::string none;
+  return none;
+}
 std::string ExportedModel::archive_with_current_weights(const std::vector<InputStep>&) const { return {}; }
 
 #endif

@@ -1,5 +1,7 @@
 #include "pt2_graph.hpp"
 #if SKEIN_TORCH_EXPORT_SCHEMA
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include <ATen/ScalarOps.h>
@@ -29,18 +31,32 @@ std::optional<c10::OperatorName> operator_name(const std::string& target) {
                            overload);
 }
 
-// Python's operators on sizes (a dynamic batch dimension times the rest).
+// Python's operators on sizes (a dynamic batch dimension times the rest),
+// refused where the result does not fit 64 bits (a crafted graph's
+// INT64_MIN // -1 would otherwise end the process with SIGFPE).
 std::int64_t arithmetic(const std::string& op, std::int64_t a, std::int64_t b) {
-  if (op == "mul") return a * b;
-  if (op == "add") return a + b;
-  if (op == "sub") return a - b;
-  if (op == "floordiv" || op == "mod") {
+  std::int64_t r = 0;
+  bool overflow = false;
+  if (op == "mul") overflow = __builtin_mul_overflow(a, b, &r);
+  else if (op == "add") overflow = __builtin_add_overflow(a, b, &r);
+  else if (op == "sub") overflow = __builtin_sub_overflow(a, b, &r);
+  else if (op == "floordiv" || op == "mod") {
     if (b == 0) throw std::runtime_error("division of a size by zero");
-    std::int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;  // Python floors
-    return op == "floordiv" ? q : a - q * b;
+    if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+      if (op == "mod") return 0;
+      overflow = true;
+    } else {
+      std::int64_t q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;  // Python floors
+      r = op == "floordiv" ? q : a - q * b;
+    }
+  } else {
+    overflow = __builtin_sub_overflow(std::int64_t{0}, a, &r);  // neg
   }
-  return -a;  // neg
+  if (overflow)
+    throw std::runtime_error("size arithmetic " + op + "(" + std::to_string(a) + ", " + std::to_string(b) +
+                             ") overflows 64 bits");
+  return r;
 }
 
 // A Python number where the schema takes a tensor (x.add_(1)): a "wrapped
@@ -52,10 +68,40 @@ at::Tensor number_tensor(const c10::IValue& v) {
   return t;
 }
 
-bool is_train_flag(const c10::Argument& schema_arg) {
-  return (schema_arg.name() == "train" || schema_arg.name() == "training") &&
-         schema_arg.type()->kind() == c10::TypeKind::BoolType;
+bool is_bool(const c10::Argument& schema_arg) {
+  const auto& type = schema_arg.type();
+  if (type->kind() == c10::TypeKind::BoolType) return true;
+  const auto optional = type->cast<c10::OptionalType>();
+  return optional && optional->getElementType()->kind() == c10::TypeKind::BoolType;
 }
+
+}  // namespace
+
+bool follows_mode(const c10::Argument& schema_arg) {
+  const std::string& name = schema_arg.name();
+  if (name == "train" || name == "training" || name == "use_input_stats") return is_bool(schema_arg);
+  return name == "dropout_p" && schema_arg.type()->kind() == c10::TypeKind::FloatType;
+}
+
+bool eval_only(const std::string& op) {
+  return op == "aten::_native_batch_norm_legit_no_training" || op == "aten::_batch_norm_no_update" ||
+         op == "aten::_native_multi_head_attention" || op == "aten::_transformer_encoder_layer_fwd";
+}
+
+std::string refusal_of(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  if (schema.name() == "aten::_batch_norm_with_update")
+    return "updates BatchNorm's statistics in eval mode too (a graph after run_decompositions); export with "
+           "torch.export.export alone, whose batch_norm follows the mode";
+  const bool switchable = std::any_of(schema.arguments().begin(), schema.arguments().end(),
+                                      [](const c10::Argument& a) { return follows_mode(a); });
+  if (op.hasTag(at::Tag::nondeterministic_seeded) && !switchable)
+    return "draws random numbers in eval mode too; Skein switches off only operators with a train, training or "
+           "dropout_p argument (nn.Dropout, F.dropout(training=self.training), attention's dropout)";
+  return "";
+}
+
+namespace {
 
 std::string describe(const ex::Node& node) {
   return "node '" + node.get_name().value_or("?") + "' (" + node.get_target() + ")";
@@ -201,6 +247,16 @@ Graph::Graph(const ex::Graph& graph, const std::set<std::string>& buffers) {
       if (node.get_inputs().size() != (unary ? 1u : 2u))
         throw std::runtime_error(where + ": " + std::to_string(node.get_inputs().size()) + " arguments");
       for (const auto& in : node.get_inputs()) step.args.push_back(arg_of(in.get_arg(), where));
+      const bool constants = std::all_of(step.args.begin(), step.args.end(), [](const Arg& a) {
+        return a.kind == Arg::constant && a.value.isInt();
+      });
+      if (constants) {  // nothing varies: what it computes, or that it cannot, is known now
+        try {
+          arithmetic(step.arith, step.args[0].value.toInt(), unary ? 0 : step.args[1].value.toInt());
+        } catch (const std::exception& e) {
+          throw std::runtime_error(where + ": " + e.what());
+        }
+      }
       bind_outputs(step, node, 1);
     } else {
       if (target.rfind("torch.ops.higher_order.", 0) == 0)
@@ -212,13 +268,23 @@ Graph::Graph(const ex::Graph& graph, const std::set<std::string>& buffers) {
       auto handle = c10::Dispatcher::singleton().findSchema(*name);
       if (!handle)
         throw std::runtime_error(where + ": operator " + qualified + " is not in this libtorch (" + TORCH_VERSION +
-                                 "): a custom operator, or one of a newer PyTorch");
+                                 "): a custom operator (name its library in the pt2 model's operator_libraries), "
+                                 "or one of a newer PyTorch");
       if (seen_ops.insert(name->name).second) {
         operators_.push_back(name->name);
         first_callers_.push_back(step.name);
       }
       const c10::FunctionSchema& schema = handle->schema();
       if (name->name == "aten::sym_size" && name->overload_name == "int") step.kind = Step::sym_size;
+      // Random draws that eval mode could not switch off would make
+      // validation, test and predict noise: refused, never left on.
+      if (const std::string why = refusal_of(*handle); !why.empty())
+        throw std::runtime_error(where + ": " + qualified + " " + why);
+      if (eval_only(name->name) && eval_evidence_.empty()) eval_evidence_ = where;
+      // A norm given no running statistics uses the batch's in both modes.
+      bool running_stats = true;
+      for (const auto& in : node.get_inputs())
+        if (in.get_name() == "running_mean" && in.get_arg().tag() == Tag::AS_NONE) running_stats = false;
       step.handle = *handle;
       std::unordered_map<std::string, const ex::NamedArgument*> given;
       for (const auto& in : node.get_inputs()) given.emplace(in.get_name(), &in);
@@ -234,7 +300,18 @@ Graph::Graph(const ex::Graph& graph, const std::set<std::string>& buffers) {
           throw std::runtime_error(where + ": argument '" + schema_arg.name() + "' of " + qualified +
                                    " is missing (a schema of another PyTorch?)");
         }
-        if (is_train_flag(schema_arg) && a.kind == Arg::constant) a.kind = Arg::train_flag;
+        const std::string& arg_name = schema_arg.name();
+        if (a.kind == Arg::constant && follows_mode(schema_arg) && arg_name == "dropout_p" && a.value.isDouble()) {
+          a.kind = Arg::by_mode;
+          a.eval_value = 0.0;
+        } else if (a.kind == Arg::constant && follows_mode(schema_arg) && running_stats) {
+          if (a.value.isBool() && !a.value.toBool() && eval_evidence_.empty())
+            eval_evidence_ = where + " with " + arg_name + "=False";
+          a.kind = Arg::by_mode;
+          a.value = true;
+          a.eval_value = false;
+        }
+        if (a.kind == Arg::by_mode) mode_arguments_[step.name].push_back(arg_name);
         if (a.kind == Arg::constant && schema_arg.type()->kind() == c10::TypeKind::TensorType &&
             (a.value.isInt() || a.value.isDouble() || a.value.isBool()))
           a.value = number_tensor(a.value);
@@ -247,6 +324,12 @@ Graph::Graph(const ex::Graph& graph, const std::set<std::string>& buffers) {
         throw std::runtime_error(where + ": argument '" + given.begin()->first + "' is not in the schema of " +
                                  qualified + " in this libtorch (" + TORCH_VERSION + ")");
       bind_outputs(step, node, schema.returns().size());
+      // What an in-place write on a buffer returns is that buffer
+      // (self.mean.mul_(0.9).add_(m): add_ writes it too).
+      if (step.writes_buffer)
+        for (const auto& out : step.outputs)
+          for (int s : out)
+            if (s >= 0) buffer_slots.insert(s);
     }
     for (const auto& a : step.args) {
       if (a.slot >= 0) last_use[a.slot] = steps_.size();
@@ -260,12 +343,27 @@ Graph::Graph(const ex::Graph& graph, const std::set<std::string>& buffers) {
     for (int s : outputs_.back().slots) last_use[s] = steps_.size();
     if (outputs_.back().slot >= 0) last_use[outputs_.back().slot] = steps_.size();
   }
-  // A node that writes a buffer is skipped in eval mode only when nothing
-  // reads what it returns (BatchNorm's num_batches_tracked.add_(1)).
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
-    for (const auto& out : steps_[i].outputs)
-      for (int s : out)
-        if (s >= 0 && last_use.count(s)) steps_[i].writes_buffer = false;
+  // Eval mode writes no buffer: a node that writes one is skipped when
+  // nothing that eval mode runs reads what it returns (BatchNorm's
+  // num_batches_tracked.add_(1), a running average's mul_ then add_ under
+  // `if self.training`). Walked from the end, so that a chain's last write
+  // is known skipped before the one that feeds it.
+  std::set<int> read;  // slots that what eval mode runs reads
+  for (const auto& out : outputs_) {
+    if (out.slot >= 0) read.insert(out.slot);
+    for (int s : out.slots) read.insert(s);
+  }
+  for (auto step = steps_.rbegin(); step != steps_.rend(); ++step) {
+    bool needed = !step->writes_buffer;
+    for (const auto& out : step->outputs)
+      for (int s : out) needed = needed || (s >= 0 && read.count(s));
+    step->writes_buffer = !needed;
+    if (!needed) continue;
+    for (const auto& a : step->args) {
+      if (a.slot >= 0) read.insert(a.slot);
+      for (int s : a.slots)
+        if (s >= 0) read.insert(s);
+    }
   }
   for (const auto& [slot, step] : last_use)
     if (step < steps_.size()) steps_[step].free_after.push_back(slot);
@@ -275,7 +373,7 @@ c10::IValue Graph::value(const Arg& a, const std::vector<c10::IValue>& slots, bo
   switch (a.kind) {
     case Arg::constant: return a.value;
     case Arg::in_slot: return slots[a.slot];
-    case Arg::train_flag: return training;
+    case Arg::by_mode: return training ? a.value : a.eval_value;
     case Arg::int_list: {
       c10::List<std::int64_t> l;
       l.reserve(a.slots.size());
@@ -347,6 +445,8 @@ std::vector<c10::IValue> Graph::run(std::vector<c10::IValue> inputs, bool traini
       run_step(step, slots, training);
     } catch (const c10::Error& e) {
       throw std::runtime_error("node '" + step.name + "': " + e.what_without_backtrace());
+    } catch (const std::exception& e) {  // size arithmetic
+      throw std::runtime_error("node '" + step.name + "': " + e.what());
     }
     for (int s : step.free_after) slots[s] = c10::IValue();
   }

@@ -1,5 +1,6 @@
 #include "pt2_rewrite.hpp"
 #if SKEIN_TORCH_EXPORT_SCHEMA
+#include <algorithm>
 #include <stdexcept>
 
 namespace skein::pt2 {
@@ -110,13 +111,19 @@ void prepend_input_steps(json& program, json& constants_config, std::map<std::st
   graph["nodes"] = std::move(nodes);
 }
 
-void to_eval_mode(json& program, const std::set<std::string>& buffer_writes) {
+void to_eval_mode(json& program, const std::set<std::string>& buffer_writes,
+                  const std::map<std::string, std::vector<std::string>>& mode_arguments) {
   json kept = json::array();
   for (auto& node : program["graph_module"]["graph"]["nodes"]) {
-    if (buffer_writes.count(node.value("name", ""))) continue;
-    for (auto& input : node["inputs"]) {
-      const std::string name = input.value("name", "");
-      if ((name == "train" || name == "training") && input["arg"].contains("as_bool")) input["arg"]["as_bool"] = false;
+    const std::string node_name = node.value("name", "");
+    if (buffer_writes.count(node_name)) continue;
+    if (const auto found = mode_arguments.find(node_name); found != mode_arguments.end()) {
+      for (auto& input : node["inputs"]) {
+        const std::string name = input.value("name", "");
+        if (std::find(found->second.begin(), found->second.end(), name) == found->second.end()) continue;
+        if (input["arg"].contains("as_bool")) input["arg"]["as_bool"] = false;
+        if (input["arg"].contains("as_float")) input["arg"]["as_float"] = 0.0;
+      }
     }
     kept.push_back(std::move(node));
   }

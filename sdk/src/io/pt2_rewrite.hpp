@@ -25,11 +25,13 @@ void prepend_input_steps(nlohmann::json& program, nlohmann::json& constants_conf
                          std::map<std::string, std::string>& records,
                          const std::vector<ExportedModel::InputStep>& steps);
 
-// Every `train` or `training` argument set to false (dropout, batch norm),
+// Every argument that follows the mode (`mode_arguments`, by node: see
+// Graph::mode_arguments) set to its eval value (false, or a dropout_p of 0),
 // and the nodes named in `buffer_writes` (those eval mode skips: BatchNorm's
 // counter) removed. PyTorch's exported modules cannot change mode
 // (.eval() raises), so an export for inference must be in eval mode itself.
-void to_eval_mode(nlohmann::json& program, const std::set<std::string>& buffer_writes);
+void to_eval_mode(nlohmann::json& program, const std::set<std::string>& buffer_writes,
+                  const std::map<std::string, std::vector<std::string>>& mode_arguments);
 
 }  // namespace skein::pt2
 #endif

@@ -1,6 +1,7 @@
 #pragma once
 // A model exported from PyTorch 2: a program written by
 // torch.export.save(torch.export.export(module, (x,)), "model.pt2").
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,11 +20,17 @@ namespace skein {
 // ctx.model<skein::ExportedModel>().
 //
 // Train and eval: torch.export records the mode the module was exported in;
-// here every operator argument named `train` or `training` (dropout, batch
-// norm) follows the model's train()/eval() instead, and in eval mode no
-// buffer is written (BatchNorm's statistics and counter stay as they are).
-// Export the module in train mode (the default): a module exported after
-// .eval() has no dropout left in its graph.
+// here the operator arguments that carry it follow the model's
+// train()/eval() instead (a `train` or `training` flag: dropout, batch norm
+// with running statistics, RNNs; `use_input_stats` of an instance norm with
+// them; attention's `dropout_p`, 0 in eval), and in eval mode no buffer is
+// written (BatchNorm's statistics and counter stay as they are). An operator
+// that draws random numbers without such an argument is refused at load.
+// Export the module in train mode (the default): what a module exported
+// after .eval() decided from self.training stays (eval_mode_evidence). Python
+// branches on self.training are fixed at export, as torch.export traced them.
+// forward() refuses inputs outside the shapes the program was exported for
+// (its torch.export.Dim ranges), as torch.export's own module does.
 class SKEIN_EXPORT ExportedModel : public Model {
  public:
   // Throws OptionError naming `owner`, the file and, for a graph it cannot
@@ -43,6 +50,18 @@ class SKEIN_EXPORT ExportedModel : public Model {
   // The operators of the graph, each once, in the order first called
   // ("aten::linear", ...).
   std::vector<std::string> operators() const;
+  // Tied weights (a module's b.weight is its a.weight: one record in the
+  // archive): the second name -> the parameter it is. Only the first is a
+  // parameter of this model (trained once, saved once); the export writes
+  // both names to that one record again.
+  const std::map<std::string, std::string>& tied_parameters() const;
+  // Where the graph shows that the module was exported in eval mode ("node
+  // 'dropout' (torch.ops.aten.dropout.default) with train=False"), or empty.
+  // The pt2 model warns of it (skein export's programs are in eval mode).
+  const std::string& eval_mode_evidence() const;
+  // What the pt2 model does with the operators of this libtorch (Markdown:
+  // docs/pt2-operators.md); empty on a libtorch without torch.export.
+  static std::string operator_table();
   // A scaling of raw inputs, x = (x / divide_by - mean) / std, with mean and
   // std float32 tensors that broadcast over a batch ([1], [C, 1, 1], or a
   // sample's shape).
