@@ -30,6 +30,7 @@ ParallelState::~ParallelState() = default;
 ShardedOptimizer::~ShardedOptimizer() = default;
 ShardedInSpans::~ShardedInSpans() = default;
 RegroupingParallel::~RegroupingParallel() = default;
+BufferSync::~BufferSync() = default;
 WorldChangeListener::~WorldChangeListener() = default;
 Loss::~Loss() = default;
 // Beside the destructor: Loss's vtable is emitted here and names them.

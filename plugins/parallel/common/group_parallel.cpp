@@ -75,6 +75,15 @@ void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, t
   broadcast_in_place(group, state, 0);
 }
 
+void GroupParallel::attach(torch::nn::Module& model) {
+  buffers_ = model.buffers();
+  if (group_) broadcast_from_rank0(group_, model);
+}
+
+void GroupParallel::sync_buffers() {
+  if (group_ && broadcast_buffers_ && !buffers_.empty()) broadcast_in_place(group_, buffers_, 0);
+}
+
 void GroupParallel::set_gradient_sync(bool enabled) {
   if (reducer_) reducer_->set_enabled(enabled);
 }

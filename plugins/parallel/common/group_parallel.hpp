@@ -21,7 +21,12 @@
     SKEIN_CHOICES("auto|gloo|nccl"))                                                                  \
   X(gloo_host, string, "\"\"",                                                                        \
     "Address Gloo binds to (default: 127.0.0.1 on one machine, the host's "                           \
-    "address across machines)")
+    "address across machines)")                                                                        \
+  X(broadcast_buffers, boolean, "true",                                                               \
+    "rank 0's buffers (BatchNorm's running statistics) broadcast to every rank before each optimizer " \
+    "step's first forward and before each evaluation, as PyTorch DDP's broadcast_buffers: the "       \
+    "metrics are then those of the model rank 0 saves; false: each rank keeps its own (the reported " \
+    "metrics mix the ranks' models)")
 
 namespace skein_parallel {
 
@@ -30,6 +35,7 @@ struct GroupOptions {
   std::string backend;
   std::string gloo_host;
   const char* backend_key = "backend";
+  bool broadcast_buffers = true;
 };
 
 // Whether CUDA tensors' collectives go to NCCL: "auto" on a CUDA run where
@@ -67,9 +73,11 @@ void broadcast_in_place(const c10::intrusive_ptr<c10d::ProcessGroup>& group, con
 void broadcast_from_rank0(const c10::intrusive_ptr<c10d::ProcessGroup>& group, torch::nn::Module& model);
 
 // skein::Parallel's collectives over group_, gradients through reducer_
-// (nothing to do without them: one process).
-class GroupParallel : public skein::Parallel {
+// (nothing to do without them: one process), buffers kept in step with
+// rank 0's (skein::BufferSync) unless the options say not to.
+class GroupParallel : public skein::Parallel, public skein::BufferSync {
  public:
+  void sync_buffers() override;
   void set_gradient_sync(bool enabled) override;
   void finish_gradients() override;
   void all_reduce_sum(std::vector<double>& values) override;
@@ -78,12 +86,17 @@ class GroupParallel : public skein::Parallel {
 
  protected:
   explicit GroupParallel(std::string who) : who_(std::move(who)) {}
+  // prepare()'s start: every rank's parameters and buffers become rank 0's,
+  // and the buffers are those sync_buffers() keeps in step.
+  void attach(torch::nn::Module& model);
   std::string who_;  // the plugin's name, for messages
+  bool broadcast_buffers_ = true;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::unique_ptr<GradientReducer> reducer_;  // made by prepare()
 
  private:
   void reduce(std::vector<double>& values, c10d::ReduceOp op);
+  std::vector<torch::Tensor> buffers_;  // the model's, as attach() found them
 };
 
 }  // namespace skein_parallel

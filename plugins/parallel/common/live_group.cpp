@@ -9,6 +9,7 @@ namespace skein_parallel {
 void LiveGroupParallel::make_groups(const skein::PluginArgs& args, const GroupOptions& group,
                                     const skein::LiveRecoveryOptions& live) {
   live_ = live;
+  broadcast_buffers_ = group.broadcast_buffers;
   if (!live_.enabled) {
     group_ = make_group(args, who_, group);
     return;

@@ -1,5 +1,6 @@
 // Parallel wrapper "ddp": data parallel over a c10d process group (Gloo on
-// the CPU, NCCL for CUDA tensors where libtorch has it). Parameters and buffers start equal (broadcast from rank 0); gradients
+// the CPU, NCCL for CUDA tensors where libtorch has it). Parameters and buffers start equal (broadcast from rank 0),
+// buffers stay rank 0's (broadcast before each step and evaluation, as PyTorch DDP's); gradients
 // are averaged by GradientReducer during backward. The user's module is never
 // wrapped: ctx.model<T>() is the same object as in a single-process run.
 #include <torch/types.h>
@@ -43,12 +44,13 @@ class Ddp final : public skein_parallel::LiveGroupParallel, public skein::Parall
       powersgd.warmup_steps = o.powersgd_warmup_steps;
       reducer_options_.powersgd = powersgd;
     }
-    make_groups(args, {o.backend, o.gloo_host, DdpOptions::names::backend}, skein_parallel::live_recovery_of(o));
+    make_groups(args, {o.backend, o.gloo_host, DdpOptions::names::backend, o.broadcast_buffers},
+                skein_parallel::live_recovery_of(o));
   }
 
   void prepare(torch::nn::Module& model) override {
+    attach(model);
     if (!group_) return;
-    skein_parallel::broadcast_from_rank0(group_, model);
     std::vector<torch::Tensor> trainable;
     for (const auto& p : model.parameters())
       if (p.requires_grad()) trainable.push_back(p);
@@ -67,7 +69,7 @@ class Ddp final : public skein_parallel::LiveGroupParallel, public skein::Parall
 
 }  // namespace
 
-SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.3.0",
+SKEIN_PLUGIN(Ddp, parallel, "ddp", "1.4.0",
              "Data parallel: bucketed all-reduce of gradients overlapped with backward (Gloo on the CPU, NCCL on CUDA; "
              "compiled in: " SKEIN_DISTRIBUTED_BACKENDS ")",
              SKEIN_OPTION_SPECS(DDP_OPTIONS))

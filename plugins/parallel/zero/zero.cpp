@@ -50,12 +50,13 @@ class Zero final : public skein_parallel::LiveGroupParallel,
     // steps another's shard (live recovery's mirror) would not have it.
     if (o_.live_recovery && o_.stage == 2)
       args.options.fail(ZeroOptions::names::live_recovery, "needs stage 1 (stage 2 keeps each gradient on its owner alone)");
-    make_groups(args, {o_.backend, o_.gloo_host, ZeroOptions::names::backend}, skein_parallel::live_recovery_of(o_));
+    make_groups(args, {o_.backend, o_.gloo_host, ZeroOptions::names::backend, o_.broadcast_buffers},
+                skein_parallel::live_recovery_of(o_));
   }
 
   void prepare(torch::nn::Module& model) override {
     params_ = model.parameters();
-    if (group_) skein_parallel::broadcast_from_rank0(group_, model);
+    attach(model);
     if (o_.stage == 1) make_reducer();  // stage 2's buckets follow the owners: made by parameter_spans
   }
 
@@ -159,7 +160,7 @@ class Zero final : public skein_parallel::LiveGroupParallel,
 
 }  // namespace
 
-SKEIN_PLUGIN(Zero, parallel, "zero", "1.2.0",
+SKEIN_PLUGIN(Zero, parallel, "zero", "1.3.0",
              "Data parallel with the optimizer's state sharded across ranks (ZeRO stage 1 or 2; Gloo on the CPU, "
              "NCCL on CUDA; compiled in: " SKEIN_DISTRIBUTED_BACKENDS ")",
              SKEIN_OPTION_SPECS(ZERO_OPTIONS))

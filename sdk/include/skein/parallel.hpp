@@ -99,6 +99,19 @@ class SKEIN_EXPORT ShardedInSpans {
   virtual std::vector<ParameterSpan> parameter_spans(const std::vector<torch::Tensor>& params, bool cut) = 0;
 };
 
+// API 3.9: optional second base of a parallel wrapper that keeps the
+// model's buffers (BatchNorm's running statistics and counter) in step across
+// ranks, as PyTorch's DDP does with broadcast_buffers=True. The host finds it
+// with dynamic_cast and calls sync_buffers() on every rank (a collective)
+// before the forward of the first micro-batch of each optimizer step and
+// before each evaluation pass: every rank's buffers become rank 0's, so that
+// what is evaluated on any rank, reported and saved is one model (rank 0's).
+class SKEIN_EXPORT BufferSync {
+ public:
+  virtual ~BufferSync();
+  virtual void sync_buffers() = 0;
+};
+
 // API 3.8: live recovery (docs/distributed.md, "Live recovery"). A parallel
 // wrapper that can go on after one of its processes is lost implements
 // RegroupingParallel, an optional base found with dynamic_cast (no vtable of

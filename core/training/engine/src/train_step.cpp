@@ -30,6 +30,9 @@ void TrainStep::run(Batch& batch, long batches_per_epoch) {
   if (index == group_start) {
     p_.optimizer.zero_grad();
     if (p_.pieces) p_.pieces->after_zero_grad();
+    // Rank 0's buffers on every rank before the step's first forward, as
+    // PyTorch DDP's broadcast_buffers (skein/parallel.hpp).
+    if (auto* sync = dynamic_cast<BufferSync*>(&p_.parallel)) sync->sync_buffers();
   }
   batch.loss = p_.forward.loss_of(batch);
   p_.parallel.set_gradient_sync(step_now);

@@ -193,6 +193,8 @@ void Trainer::train_batch(Batch& batch) {
 EvalResult Trainer::evaluate(const DataSplit& split, bool record) {
   torch::NoGradGuard no_grad;
   parts_.model->eval();
+  // Every rank evaluates the model rank 0 saves: its buffers too.
+  if (auto* sync = dynamic_cast<BufferSync*>(parts_.parallel.get())) sync->sync_buffers();
   Prefetcher::Options fetch = pass_fetch_options(parts_.splits, config_, run_, epoch_, false, record ? 2 : 3);
   if (!split.in_memory())
     fetch.check_targets = [this, record](const torch::Tensor& t) {

@@ -9,6 +9,7 @@
 
 #include "skein/detail/export.hpp"
 
+// 3.9: skein::BufferSync (skein/parallel.hpp; a new optional base, no vtable changed).
 // 3.8: skein::RegroupingParallel and skein::WorldChangeListener (skein/parallel.hpp and skein/run.hpp;
 //      new optional bases, no vtable changed): live recovery from a lost rank.
 // 3.7: TrainContext::settings() (a virtual at its end: plugins call it, only the
@@ -45,7 +46,7 @@
 // 2.0: Callback::on_exception and SampleSource::targets_in_memory (vtable changes). 1.x: 1.1 plugin kinds loss
 // and optimizer; 1.2 skein/run_output.hpp.
 #define SKEIN_API_MAJOR 3
-#define SKEIN_API_MINOR 8
+#define SKEIN_API_MINOR 9
 #define SKEIN_SDK_VERSION "0.1.0"
 
 #define SKEIN_STR_(x) #x
