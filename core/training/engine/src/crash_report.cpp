@@ -1,9 +1,12 @@
 #include "skein/training/engine/crash_report.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -13,6 +16,33 @@ namespace {
 
 std::atomic<int> g_log_fd{-1};
 int g_rank = 0;
+char g_checkpoints[4096] = "";  // the run's checkpoints directory
+
+bool same(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// Whether the checkpoints directory holds a complete checkpoint that
+// --resume takes (not `final` or `best`, not a .tmp-* half written), read
+// with open and getdents64 (async-signal-safe: no allocation).
+bool resumable_checkpoint_exists() {
+  if (!g_checkpoints[0]) return false;
+  const int fd = ::open(g_checkpoints, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  alignas(8) char buf[4096];
+  bool found = false;
+  for (long n; !found && (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;) {
+    for (long at = 0; at < n;) {
+      const auto* entry = reinterpret_cast<const struct dirent64*>(buf + at);
+      const char* name = entry->d_name;
+      if (entry->d_type == DT_DIR && name[0] != '.' && !same(name, "final") && !same(name, "best")) found = true;
+      at += entry->d_reclen;
+    }
+  }
+  ::close(fd);
+  return found;
+}
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -66,7 +96,8 @@ void on_fatal_signal(int sig) {
   } else {
     line.add(" outside any plugin hook");
   }
-  line.add("; the newest complete checkpoint is resumable with --resume\n");
+  line.add(resumable_checkpoint_exists() ? "; the newest complete checkpoint is resumable with --resume\n"
+                                          : "; no checkpoint to resume from yet\n");
   write_all(STDERR_FILENO, line.buf, line.n);
   const int log = g_log_fd.load();
   if (log >= 0) write_all(log, line.buf, line.n);
@@ -84,6 +115,12 @@ void install_crash_handler(int rank) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_NODEFER;
   for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
+}
+
+void set_crash_checkpoints(const std::string& dir) {
+  const std::size_t n = std::min(dir.size(), sizeof g_checkpoints - 1);
+  std::memcpy(g_checkpoints, dir.data(), n);
+  g_checkpoints[n] = '\0';
 }
 
 void set_crash_log(const std::string& path) {

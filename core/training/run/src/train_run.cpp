@@ -206,6 +206,7 @@ void open_run_dir(RunDirectory& dir, const TrainRequest& request, const RunConfi
                         launcher.label);
   log.attach(run_files::path(dir.path(), run_files::kLog), resuming);
   set_crash_log(run_files::path(dir.path(), run_files::kLog));
+  set_crash_checkpoints(run_files::path(dir.path(), run_files::kCheckpoints));
 }
 
 namespace {
