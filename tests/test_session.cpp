@@ -462,6 +462,29 @@ BOOST_AUTO_TEST_CASE(a_session_checkpoint_written_in_the_background_is_complete_
   BOOST_TEST(fs::exists(dir("background") + "/checkpoints/b/trainer.json"));
 }
 
+// A C program that saves and leaves with exit(0), never destroying its
+// session: the save it was told is done is on disk (issue 62: with the
+// write in the background it never was, and a .tmp-* stayed).
+BOOST_AUTO_TEST_CASE(a_save_reported_done_is_on_disk_when_the_program_exits_at_once) {
+  namespace fs = boost::filesystem;
+  const nlohmann::json cfg = {{"model", {{"plugin", "mlp"}, {"hidden", {2048, 2048}}}},  // a write that takes a while
+                              {"data_info", {{"input_shape", {6}}, {"num_classes", 3}}},
+                              {"loss", {{"plugin", "mse"}}},
+                              {"optimizer", {{"plugin", "adam"}, {"lr", 0.01}}},
+                              {"checkpoint_background", true},
+                              {"callbacks", nlohmann::json::array()}};
+  test::write_text(dir("exit.json"), cfg.dump());
+  for (int run = 0; run < 3; ++run) {
+    const std::string run_dir = dir("exit" + std::to_string(run));
+    const auto r = test::run(std::string(SESSION_EXIT_EXE) + " " + run_dir + " " + dir("exit.json"));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    BOOST_TEST(fs::exists(run_dir + "/checkpoints/mine/trainer.json"));
+    BOOST_TEST(fs::exists(run_dir + "/checkpoints/mine/model_state_dict.pt"));
+    for (fs::directory_iterator it(run_dir + "/checkpoints"), end; it != end; ++it)
+      BOOST_TEST(it->path().filename().string().rfind(".tmp-", 0) != 0u, it->path());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_session_load_reads_trainer_json_once) {
   skein::SessionOptions options;
   options.run_dir = dir("once");

@@ -337,6 +337,9 @@ void Session::save_checkpoint(const std::string& dir) {
   Impl& s = live("save_checkpoint");
   s.check_between_epochs("save_checkpoint");
   s.trainer->save_checkpoint(s.agreed_save_path(dir));
+  // A save reported done is on disk, also with "checkpoint_background": a
+  // program may leave with exit() and never destroy its session.
+  s.trainer->finish_checkpoints();
 }
 
 void Session::load_checkpoint(const std::string& dir) {

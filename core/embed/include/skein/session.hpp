@@ -120,6 +120,8 @@ class SKEIN_EXPORT Session {
   // pass the same `dir`: the ranks compare them first (through the run's
   // store, within its timeout) and ranks that differ, or a `dir` rank 0
   // refuses, are std::invalid_argument on every rank, naming each rank's.
+  // When it returns the checkpoint is whole on disk, whatever the config's
+  // "checkpoint_background".
   void save_checkpoint(const std::string& dir);
   // Restores model, optimizer, history, random state and callback states;
   // the next step opens the epoch after the checkpoint's. Between epochs

@@ -162,7 +162,10 @@ SKEIN_C_EXPORT skein_status skein_end_epoch(skein_session* session, int* stop);
  * checkpoint or an empty directory: a checkpoint there is replaced as a
  * whole, nothing skein did not write is ever removed. On several ranks every
  * rank passes the same `dir`; ranks that differ get SKEIN_ERROR_ARGUMENT on
- * every rank, naming each rank's (compared within the run's timeout). */
+ * every rank, naming each rank's (compared within the run's timeout).
+ * SKEIN_OK means the checkpoint is complete on disk, whatever the config's
+ * "checkpoint_background" (a session writes its saves before returning: the
+ * program may leave with exit() without skein_session_destroy). */
 SKEIN_C_EXPORT skein_status skein_save_checkpoint(skein_session* session, const char* dir);
 /* Restores a checkpoint directory (between epochs; a relative `dir` is a
  * name in the run's checkpoints/). Every file is checked first: one that
