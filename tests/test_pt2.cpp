@@ -1,15 +1,17 @@
 #define BOOST_TEST_MODULE pt2
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
+
 #include <torch/torch.h>
 
 #include "skein/errors.hpp"
 #include "skein/io/exported_model.hpp"
 #include "skein/io/npy.hpp"
-#include "skein/io/torch_file.hpp"
+#include "skein/io/operator_libraries.hpp"
 #include "skein/skein.h"
 #include "skein/torch_compat/export_schema.hpp"
-#include "test_support.hpp"
+#include "pt2_support.hpp"
 
 // Programs exported from PyTorch 2 (torch.export, .pt2) trained by skein:
 // parity with PyTorch eager, the CLI under one process and ddp, the export
@@ -20,25 +22,23 @@ namespace {
 
 using test::contains;
 namespace fs = boost::filesystem;
-const std::string kSkein = SKEIN_EXE;
 
-struct Fixture : test::Workspace {
-  test::CommandResult py(const std::string& args) {
-    return test::run(std::string(SKEIN_TEST_PYTHON) + " " SKEIN_SOURCE_DIR "/tests/python/pt2.py " + args, 600);
-  }
-  test::CommandResult skein(const std::string& args) {
-    return test::run(test::in_private_network(kSkein + " " + args), 300);
-  }
+struct Fixture : test::Pt2Workspace {
+  Fixture() : Pt2Workspace("pt2.py") {}
 };
 
 #if SKEIN_TORCH_EXPORT_SCHEMA
 
-// The dict a torch.save file holds, by key.
-std::map<std::string, torch::Tensor> tensors_of(const std::string& path) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& entry : skein::read_torch_save(path).toGenericDict())
-    out[entry.key().toStringRef()] = entry.value().toTensor();
-  return out;
+using test::tensors_of;
+
+nlohmann::json pt2_config(const std::string& model_path) {
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "pt2"}, {"path", model_path}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 28, 28}}, {"classes", 10}};
+  cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
+  cfg["max_epochs"] = 2;
+  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
+  return cfg;
 }
 
 // Trains `model` on the batches as tests/python/pt2.py's eager reference does.
@@ -72,15 +72,7 @@ void expect_eager_values(skein::ExportedModel& model, const std::string& expecte
   BOOST_TEST(mine.size() == expected.size());
   for (const auto& [name, value] : expected) {
     BOOST_TEST_REQUIRE(mine.count(name), name << " is not in the model");
-    const auto& got = mine[name];
-    BOOST_TEST(got.sizes() == value.sizes(), name);
-    if (!value.is_floating_point()) {
-      BOOST_TEST(torch::equal(got, value), name << ": " << got << " vs " << value);
-      continue;
-    }
-    const double diff = (got - value).abs().max().item<double>();
-    const double scale = value.abs().max().item<double>();
-    BOOST_TEST(diff <= 1e-5 * std::max(scale, 1e-2), name << ": max difference " << diff << " for values up to " << scale);
+    test::expect_close(mine[name], value, name);
   }
 }
 
@@ -121,6 +113,42 @@ BOOST_FIXTURE_TEST_CASE(ddp_on_two_processes_equals_eager_with_the_global_batch,
   BOOST_TEST(r.exit_code == 0, r.err);
 }
 
+// A custom operator (tests/tools/custom_op.cpp): refused in one line until
+// its library is named, then trained as eagerly with its own autograd.
+BOOST_FIXTURE_TEST_CASE(custom_operators_run_once_their_library_is_loaded, Fixture) {
+  auto r = py("custom " + dir("") + " " SKEIN_TEST_CUSTOM_OP);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  auto cfg = pt2_config(dir("custom.pt2"));
+  cfg["data"]["shape"] = {6};
+  cfg["data"]["classes"] = 3;
+  cfg["max_epochs"] = 1;
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("without"));
+  test::expect_one_error(r, 2, {"operator skein_test::scaled_tanh is not in this libtorch",
+                                "name its library in the pt2 model's operator_libraries"});
+  cfg["model"]["operator_libraries"] = {dir("missing.so")};
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("missing"));
+  test::expect_one_error(r, 2, {"option 'operator_libraries'", "missing.so"});
+  cfg["model"]["operator_libraries"] = {SKEIN_TEST_CUSTOM_OP};
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("with"));
+  BOOST_TEST(r.exit_code == 0, r.err);
+  skein::load_operator_libraries({SKEIN_TEST_CUSTOM_OP}, "test", "operator_libraries");
+  skein::ExportedModel model(dir("custom.pt2"), "model 'pt2'");
+  train(model, dir("custom_batches.pt"), "sgd");
+  expect_eager_values(model, dir("custom_sgd.pt"), dir("custom_batches.pt"));
+}
+
+// docs/pt2-operators.md is what the code says of this libtorch's operators.
+BOOST_AUTO_TEST_CASE(the_operator_table_of_the_docs_is_current) {
+  const std::string table = skein::ExportedModel::operator_table();
+  BOOST_TEST(contains(table, "| `aten::scaled_dot_product_attention` | `dropout_p` |"));
+  BOOST_TEST(contains(table, "- draws random numbers in eval mode too"));
+  BOOST_TEST(contains(table, " `aten::bernoulli`, "));
+  const std::string fresh = TEST_PLUGIN_DIR "/../pt2-operators.md";
+  test::write_text(fresh, table);
+  BOOST_TEST(test::read_text(SKEIN_SOURCE_DIR "/docs/pt2-operators.md") == table,
+             "docs/pt2-operators.md is not current: cp " << fresh << " docs/pt2-operators.md");
+}
+
 BOOST_FIXTURE_TEST_CASE(dropout_follows_train_and_eval, Fixture) {
   BOOST_TEST_REQUIRE(py("make " + dir("") + " dropout").exit_code == 0);
   skein::ExportedModel model(dir("dropout.pt2"), "model 'pt2'");
@@ -146,26 +174,73 @@ BOOST_FIXTURE_TEST_CASE(hostile_and_unsupported_archives_are_refused_when_loaded
       {"unknown_op", {"node 'linear'", "aten::not_an_operator", "is not in this libtorch"}},
       {"cond", {"node 'cond'", "control flow"}},
       {"missing", {"no such file"}},
+      {"noise", {"node 'rand_like'", "aten::rand_like", "draws random numbers in eval mode too"}},
+      // Crafted (an adversarial round): each was a signal or gigabytes before.
+      {"floordiv", {"node 'crafted_floordiv'", "floordiv(-9223372036854775808, -1) overflows 64 bits"}},
+      {"stride0", {"'net.4.bias' declares 1073741824 elements over 3 stored"}},
+      {"bomb", {"'net.0.weight': its record holds 268435456 bytes where its tensor metadata needs 384"}},
+      {"a_directory", {"is not a regular file (a directory)"}},
+      {"a_fifo", {"is not a regular file (a FIFO)"}},
   };
+  fs::create_directories(dir("a_directory.pt2"));
+  BOOST_TEST_REQUIRE(::mkfifo(dir("a_fifo.pt2").c_str(), 0600) == 0);
   for (const auto& [name, parts] : cases) {
     const std::string message = test::message_of<skein::OptionError>(
         [&, file = dir(name + ".pt2")] { skein::ExportedModel model(file, "model 'pt2'"); });
     BOOST_TEST_CONTEXT(name << ": " << message) {
       BOOST_TEST(contains(message, "model 'pt2': option 'path'"));
+      BOOST_TEST(message.find('\n') == std::string::npos);
       for (const auto& part : parts) BOOST_TEST(contains(message, part));
     }
   }
+  // skein train says it in one line and exits 2: no signal, no resume hint.
+  auto cfg = test::synthetic_config();
+  cfg["model"] = {{"plugin", "pt2"}, {"path", dir("floordiv.pt2")}};
+  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 32}, {"shape", {6}}, {"classes", 3}};
+  r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("run"));
+  test::expect_one_error(r, 2, {"floordiv.pt2", "overflows 64 bits"});
 }
 
-nlohmann::json pt2_config(const std::string& model_path) {
+// A module exported after .eval(): trained, with one warning saying what
+// its export fixed.
+BOOST_FIXTURE_TEST_CASE(a_program_exported_in_eval_mode_is_named_in_one_warning, Fixture) {
+  BOOST_TEST_REQUIRE(py("hostile " + dir("")).exit_code == 0);
   auto cfg = test::synthetic_config();
-  cfg["model"] = {{"plugin", "pt2"}, {"path", model_path}};
-  cfg["data"] = {{"plugin", "synthetic"}, {"samples", 256}, {"test_samples", 64}, {"shape", {1, 28, 28}}, {"classes", 10}};
-  cfg["optimizer"] = {{"plugin", "adam"}, {"lr", 0.01}};
-  cfg["max_epochs"] = 2;
-  cfg["callbacks"] = {{{"plugin", "checkpoint"}}};
-  return cfg;
+  for (const std::string name : {"eval_mode", "good"}) {
+    cfg["model"] = {{"plugin", "pt2"}, {"path", dir(name + ".pt2")}};
+    cfg["data"] = {{"plugin", "synthetic"}, {"samples", 32}, {"shape", {6}}, {"classes", name == "good" ? 3 : 6}};
+    const auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir(name));
+    BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+    const std::string warning = "was exported in eval mode (node 'dropout' (torch.ops.aten.dropout.default) with "
+                                "train=False)";
+    BOOST_TEST(contains(r.err, warning) == (name == "eval_mode"), r.err);
+    if (name == "eval_mode") BOOST_TEST(contains(test::read_text(dir(name + "/train.log")), warning));
+  }
 }
+
+// The batch Dim's declared range holds in training and predict, as in
+// torch.export's own module: one line, exit 1 (an input the run meets).
+BOOST_FIXTURE_TEST_CASE(inputs_outside_the_exported_shapes_are_refused_in_one_line, Fixture) {
+  BOOST_TEST_REQUIRE(py("hostile " + dir("")).exit_code == 0);  // bounded.pt2: a batch Dim of [1, 64]
+  skein::ExportedModel model(dir("bounded.pt2"), "model 'pt2'");
+  torch::NoGradGuard no_grad;
+  BOOST_TEST(model.forward(torch::randn({64, 6})).size(0) == 64);
+  BOOST_TEST(contains(test::message_of<std::invalid_argument>([&] { model.forward(torch::randn({65, 6})); }),
+                      "model 'pt2': inputs of shape [65, 6] do not fit '" + dir("bounded.pt2") +
+                          "': dimension 0 is 65, outside the range [1, 64] of its torch.export.Dim"));
+  BOOST_TEST(contains(test::message_of<std::invalid_argument>([&] { model.forward(torch::randn({8, 7})); }),
+                      "dimension 1 is 7 where it was exported with 6"));
+  BOOST_TEST(contains(test::message_of<std::invalid_argument>([&] { model.forward(torch::randn({8})); }),
+                      "it was exported for inputs of 2 dimensions"));
+  auto cfg = pt2_config(dir("bounded.pt2"));
+  cfg["data"]["shape"] = {6};
+  cfg["data"]["classes"] = 3;
+  cfg["batch_size"] = 100;
+  cfg["max_epochs"] = 1;
+  const auto r = skein("train --config " + write_config(cfg) + " --run-dir " + dir("big"));
+  test::expect_one_error(r, 1, {"inputs of shape [100, 6] do not fit", "outside the range [1, 64]"});
+}
+
 
 // The docs' example (examples/torch_export/): exported in Python, trained on
 // one process and under ddp on two, exported back and read by torch.export.load.

@@ -6,11 +6,20 @@ success and 1, with a line on stderr, when a check fails.
   make DIR NAME            DIR/NAME.pt2, DIR/NAME_batches.pt ({"x": [S, B, ...],
                            "y": [S, B]}) and DIR/NAME_{sgd,adam}.pt: the state
                            dict after eager training on those batches
+  custom DIR LIB           make's files for NAME "custom": a model calling the
+                           custom operator skein_test::scaled_tanh of the
+                           library LIB (tests/tools/custom_op.cpp)
   global DIR               DIR/mlp.pt2, 16 rows in DIR/x.npy and DIR/y.npy, and
                            DIR/global_sgd.pt: the state dict after 50 eager
                            steps of SGD on all 16 rows at once (what ddp on 2
                            processes of 8 rows each must equal)
-  hostile DIR              DIR/{truncated,schema,unknown_op,cond}.pt2
+  hostile DIR              DIR/{truncated,schema,unknown_op,cond,noise,floordiv,
+                           stride0,bomb}.pt2: archives and programs Skein
+                           refuses at load (crafted: a size division that
+                           overflows, a stride-0 view of 2^30 elements, a
+                           weight record of 256 MiB of deflated zeros), and
+                           DIR/eval_mode.pt2: a module exported after .eval(),
+                           DIR/bounded.pt2: an Mlp whose batch Dim is [1, 64]
   check_export PT2 SD X    torch.export.load(PT2).module() holds the state dict
                            SD (torch.save) and runs on X (.npy)
   check_outputs PT2 X Y    torch.export.load(PT2).module() on X (.npy) gives Y
@@ -75,6 +84,29 @@ class Dropout(nn.Module):
         return self.drop(self.fc(x))
 
 
+class Noise(nn.Module):
+    """Noise drawn in forward whatever the mode: nothing Skein could switch off."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.fc(x + torch.rand_like(x))
+
+
+class Custom(nn.Module):
+    """Calls a custom operator (torch.ops.skein_test.scaled_tanh, loaded first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.ops.skein_test.scaled_tanh(self.fc1(x), 1.5))
+
+
 class Cond(nn.Module):
     def __init__(self):
         super().__init__()
@@ -85,7 +117,7 @@ class Cond(nn.Module):
 
 
 MODELS = {"mlp": (Mlp, (6,)), "cnn": (Cnn, (1, 8, 8)), "transformer": (Transformer, (5, 8)),
-          "dropout": (Dropout, (6,))}
+          "dropout": (Dropout, (6,)), "custom": (Custom, (6,))}
 
 
 def fail(message):
@@ -93,8 +125,8 @@ def fail(message):
     sys.exit(1)
 
 
-def export(module, sample, path):
-    batch = torch.export.Dim("batch")
+def export(module, sample, path, most=None):
+    batch = torch.export.Dim("batch", min=1, max=most) if most else torch.export.Dim("batch")
     program = torch.export.export(module, (sample,), dynamic_shapes={"x": {0: batch}})
     torch.export.save(program, path)
 
@@ -141,16 +173,33 @@ def global_batch(out):
     torch.save(module.state_dict(), f"{out}/global_sgd.pt")
 
 
-def rewrite(src, dst, change):
-    """Copies the archive `src` to `dst` with model.json passed through `change`."""
+def rewrite(src, dst, change, record="models/model.json"):
+    """Copies the archive `src` to `dst` with the JSON record ending in
+    `record` passed through `change`."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
-            if item.filename.endswith("models/model.json"):
+            if item.filename.endswith(record):
                 program = json.loads(data)
                 change(program)
                 data = json.dumps(program).encode()
             zout.writestr(item, data)
+
+
+def deflate_bomb(src, dst, megabytes):
+    """Copies the archive `src` to `dst` with its first weight record
+    replaced by `megabytes` MiB of zeros, deflated (about 1/1000 of that)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            if item.filename.endswith("data/weights/weight_0"):
+                info = zipfile.ZipInfo(item.filename)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with zout.open(info, "w", force_zip64=True) as out:
+                    zeros = bytes(1 << 20)
+                    for _ in range(megabytes):
+                        out.write(zeros)
+                continue
+            zout.writestr(item, zin.read(item.filename))
 
 
 def hostile(out):
@@ -168,6 +217,28 @@ def hostile(out):
     rewrite(f"{out}/good.pt2", f"{out}/schema.pt2", schema)
     rewrite(f"{out}/good.pt2", f"{out}/unknown_op.pt2", unknown_op)
     torch.export.save(torch.export.export(Cond(), (torch.randn(4, 6),)), f"{out}/cond.pt2")
+    torch.export.save(torch.export.export(Noise(), (torch.randn(4, 6),)), f"{out}/noise.pt2")
+
+    def floordiv(program):  # a size division of INT64_MIN by -1: SIGFPE in C++
+        program["graph_module"]["graph"]["nodes"].insert(0, {
+            "target": "_operator.floordiv",
+            "inputs": [{"name": "a", "arg": {"as_int": -(2 ** 63)}, "kind": 1},
+                       {"name": "b", "arg": {"as_int": -1}, "kind": 1}],
+            "outputs": [{"as_sym_int": {"as_name": "crafted_floordiv"}}],
+            "metadata": {}, "is_hop_single_tensor_return": None, "name": "crafted_floordiv"})
+
+    def stride0(config):  # a bias of 2^30 elements over its 3 stored
+        meta = config["config"]["net.4.bias"]["tensor_meta"]
+        meta["sizes"] = [{"as_int": 16384}, {"as_int": 65536}]
+        meta["strides"] = [{"as_int": 0}, {"as_int": 0}]
+
+    rewrite(f"{out}/good.pt2", f"{out}/floordiv.pt2", floordiv)
+    rewrite(f"{out}/good.pt2", f"{out}/stride0.pt2", stride0, "weights_config.json")
+    deflate_bomb(f"{out}/good.pt2", f"{out}/bomb.pt2", 256)
+    module = Dropout()
+    module.eval()
+    export(module, torch.randn(4, 6), f"{out}/eval_mode.pt2")
+    export(Mlp(), torch.randn(4, 6), f"{out}/bounded.pt2", most=64)
 
 
 def check_export(pt2, state_dict, inputs):
@@ -199,6 +270,9 @@ def check_outputs(pt2, inputs, expected):
 def main(argv):
     if argv[0] == "make":
         make(argv[1], argv[2])
+    elif argv[0] == "custom":
+        torch.ops.load_library(argv[2])
+        make(argv[1], "custom")
     elif argv[0] == "global":
         global_batch(argv[1])
     elif argv[0] == "hostile":
