@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 STEPS = 50
+SEED = 1234  # set before each eager training, as tests/test_pt2.cpp sets it
 
 
 class Mlp(nn.Module):
@@ -84,6 +85,30 @@ class Dropout(nn.Module):
         return self.drop(self.fc(x))
 
 
+class Modes(nn.Module):
+    """The operators whose train-mode arguments follow the mode under the
+    rules with exceptions: an instance norm with running statistics
+    (use_input_stats: false in eval) and one without (true in both), a batch
+    norm without running statistics (training: true in both), RReLU (random
+    slopes in training, their mean in eval) and alpha dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.inorm = nn.InstanceNorm1d(2, track_running_stats=True)  # no affine: a batch norm follows (see Cnn)
+        self.inorm_plain = nn.InstanceNorm1d(2)
+        self.bn_batch = nn.BatchNorm1d(8, track_running_stats=False)
+        self.rrelu = nn.RReLU()
+        self.adrop = nn.AlphaDropout(0.2)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.fc(x).view(-1, 2, 4)
+        h = self.inorm(h) + self.inorm_plain(h)
+        h = self.bn_batch(h.reshape(-1, 8))
+        return self.head(self.adrop(self.rrelu(h)))
+
+
 class Noise(nn.Module):
     """Noise drawn in forward whatever the mode: nothing Skein could switch off."""
 
@@ -117,7 +142,7 @@ class Cond(nn.Module):
 
 
 MODELS = {"mlp": (Mlp, (6,)), "cnn": (Cnn, (1, 8, 8)), "transformer": (Transformer, (5, 8)),
-          "dropout": (Dropout, (6,)), "custom": (Custom, (6,))}
+          "dropout": (Dropout, (6,)), "custom": (Custom, (6,)), "modes": (Modes, (6,))}
 
 
 def fail(message):
@@ -146,6 +171,7 @@ def make(out, name):
         params = list(module.parameters())
         opt = (torch.optim.SGD(params, lr=0.05, momentum=0.9) if opt_name == "sgd"
                else torch.optim.Adam(params, lr=0.01))
+        torch.manual_seed(SEED)  # what random operators draw in training: skein's test seeds the same
         for s in range(STEPS):
             opt.zero_grad()
             nn.functional.cross_entropy(module(x[s]), y[s]).backward()
