@@ -6,7 +6,7 @@
 //
 //   program_step pt2|torchscript FILE BATCHES.pt STEPS
 //
-// BATCHES.pt: torch.save({"x": [B, N, ...], "y": [B, N]}); steps cycle over
+// BATCHES.pt: torch.save({"x": [B, N, ...], "y": [B, N] or [B, N, T]}); steps cycle over
 // the B batches after as many warm-up steps. Prints the median ms per step.
 #include <algorithm>
 #include <chrono>
@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     const auto b = (s + x.size(0)) % x.size(0);
     const auto start = std::chrono::steady_clock::now();
     opt.zero_grad();
-    torch::nn::functional::cross_entropy(model->forward(x[b]), y[b]).backward();
+    const auto out = model->forward(x[b]);  // [N, C], or [N, T, C] of a language model
+    torch::nn::functional::cross_entropy(out.reshape({-1, out.size(-1)}), y[b].reshape({-1})).backward();
     opt.step();
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     if (s >= 0) ms.push_back(took.count());
