@@ -479,6 +479,16 @@ BOOST_AUTO_TEST_CASE(an_abort_inside_a_plugin_hook_is_reported) {
                              "from yet"), r.err);
 }
 
+// Live recovery's min_ranks above the world size could never go on, and an
+// unresolvable gloo_host failed inside Gloo with an enforce message: one
+// line each, naming the option (issue 62).
+BOOST_AUTO_TEST_CASE(parallel_options_that_cannot_work_are_named) {
+  expect_summary(train("--nproc-per-node 2 --timeout 60 --plugin ddp:live_recovery=true,min_ranks=3"), 2,
+                 "option 'min_ranks' is 3, more than the run's 2 processes");
+  expect_summary(train("--nproc-per-node 2 --timeout 60 --plugin ddp:gloo_host=no-such-host.invalid"), 2,
+                 "option 'gloo_host' names 'no-such-host.invalid', which does not resolve");
+}
+
 BOOST_AUTO_TEST_CASE(errors_name_the_plugin_and_blame_the_command_line) {
   expect(train("--plugin probe_callback:throw_int_at=1"), 1,
          "callback 'probe_callback' threw a non-standard exception in on_epoch_begin");

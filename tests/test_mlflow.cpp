@@ -307,6 +307,18 @@ BOOST_AUTO_TEST_CASE(a_run_the_server_lost_is_started_anew) {
   }
 }
 
+// A run id file of 2 GiB (sparse) is not read whole: a warning and a new run.
+BOOST_AUTO_TEST_CASE(a_huge_run_id_file_is_passed_over_unread) {
+  const std::string uri = shared().server.uri();
+  const std::string run_dir = dir("huge");
+  train_checkpointed(*this, uri, "huge", 1, run_dir);
+  BOOST_TEST_REQUIRE(::truncate((run_dir + "/mlflow_run.json").c_str(), off_t{2} << 30) == 0);
+  auto resumed = test::run(kSkein + " train --resume " + run_dir + " --set max_epochs=2");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  BOOST_TEST(contains(resumed.err, "mlflow_run.json holds 2147483648 bytes, not a run id file"), resumed.err);
+  BOOST_TEST(runs_of(uri, "huge").size() == 2u);
+}
+
 // Nothing listens: training ends as always, with warnings (stderr and train.log).
 BOOST_AUTO_TEST_CASE(a_dead_server_costs_a_warning) {
   auto cfg = test::synthetic_config();

@@ -8,9 +8,12 @@
 // background thread sends (send_queue.hpp), so a tracker that is down, slow
 // or refusing costs warnings, never the run. The MLflow run's id is kept in
 // <run_dir>/mlflow_run.json: a resumed or restarted run logs to the same run.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -62,6 +65,7 @@ using json = nlohmann::json;
 constexpr const char* kEnvTrackingUri = "MLFLOW_TRACKING_URI";
 constexpr const char* kEnvRestartCount = "TORCHELASTIC_RESTART_COUNT";  // set by launchers that restart
 constexpr const char* kRunFile = "mlflow_run.json";
+constexpr std::uintmax_t kMaxRunFileBytes = 64 << 10;
 // Its keys: the server (as tracking_uri, resolved), the experiment, the run.
 constexpr const char* kFileServer = "tracking_uri";
 constexpr const char* kFileExperiment = "experiment_id";
@@ -266,6 +270,13 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
  private:
   // The id in <run_dir>/mlflow_run.json when it is of this server; else "".
   std::string known_run_id() const {
+    // A run id file is some hundred bytes: a larger one is not read whole.
+    struct stat st {};
+    if (::stat(run_file_.c_str(), &st) == 0 && static_cast<std::uintmax_t>(st.st_size) > kMaxRunFileBytes) {
+      skein::warn("mlflow: " + run_file_ + " holds " + std::to_string(st.st_size) +
+                  " bytes, not a run id file of the mlflow callback; starting a new MLflow run");
+      return "";
+    }
     const auto text = skein::read_whole_file(run_file_);
     if (!text) return "";
     const auto j = json::parse(*text, nullptr, false);

@@ -1,5 +1,8 @@
 #include "group_parallel.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <cstring>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -33,6 +36,17 @@ GroupMaker group_maker(const skein::PluginArgs& args, const GroupOptions& o) {
   maker.nccl = uses_nccl(args, o);
   if (args.store && *args.store) maker.store = args.store->store;
   maker.host = o.gloo_host;
+  // Gloo would fail on it later with an "enforce fail" and a stack of its own.
+  if (!maker.host.empty() && args.run.world_size > 1) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(maker.host.c_str(), nullptr, &hints, &found);
+    if (found) ::freeaddrinfo(found);
+    if (rc != 0)
+      args.options.fail("gloo_host", "names '" + maker.host + "', which does not resolve to an address (" +
+                                         ::gai_strerror(rc) + ")");
+  }
   if (maker.host.empty() && !args.run.multi_node) maker.host = "127.0.0.1";  // one machine: loopback only
   return maker;
 }

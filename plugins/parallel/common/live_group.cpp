@@ -10,6 +10,10 @@ void LiveGroupParallel::make_groups(const skein::PluginArgs& args, const GroupOp
                                     const skein::LiveRecoveryOptions& live) {
   live_ = live;
   broadcast_buffers_ = group.broadcast_buffers;
+  if (live_.enabled && live_.min_ranks > args.run.world_size)
+    args.options.fail("min_ranks", "is " + std::to_string(live_.min_ranks) + ", more than the run's " +
+                                       std::to_string(args.run.world_size) +
+                                       " processes: live recovery could never go on after a loss");
   if (!live_.enabled) {
     group_ = make_group(args, who_, group);
     return;
