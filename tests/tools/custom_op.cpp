@@ -4,6 +4,7 @@
 // torch::autograd::Function). Python loads it with torch.ops.load_library;
 // the pt2 model with its operator_libraries option (tests/test_pt2.cpp).
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
