@@ -99,7 +99,9 @@ void flatten(const json& value, const std::string& key, std::vector<std::pair<st
   const bool descend =
       (value.is_object() && !value.empty()) || (value.is_array() && std::any_of(value.begin(), value.end(), nested));
   if (!descend) {
-    out.emplace_back(mlflow_key(key), value.is_string() ? value.get<std::string>() : value.dump());
+    // No credential is logged as a param (a tracking URI with a password in the config).
+    out.emplace_back(mlflow_key(key), skein_mlflow::without_password(value.is_string() ? value.get<std::string>()
+                                                                                      : value.dump()));
     return;
   }
   const std::string prefix = key.empty() ? "" : key + ".";
@@ -172,6 +174,7 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
                             " is not set: name the MLflow tracking server, e.g. http://127.0.0.1:5000");
     try {
       server_ = skein_mlflow::checked_tracking_uri(uri);
+      shown_ = skein_mlflow::without_password(server_);
     } catch (const std::invalid_argument& e) {
       args.options.fail(MlflowOptions::names::tracking_uri,
                         std::string(e.what()) + (from_env ? std::string(" (from ") + kEnvTrackingUri + ")" : ""));
@@ -198,9 +201,10 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
 
   void on_train_begin(skein::TrainContext& ctx) override {
     if (!run_.is_main()) return;
-    queue_ = std::make_unique<SendQueue>(server_, static_cast<std::size_t>(o_.max_queue),
+    queue_ = std::make_unique<SendQueue>(shown_, static_cast<std::size_t>(o_.max_queue),
                                          [](const std::string& line) { skein::warn(line); });
-    client_ = std::make_unique<Client>(server_, o_.timeout_s, &queue_->aborting());
+    client_ = std::make_unique<Client>(server_, o_.timeout_s, &queue_->aborting(),
+                                       skein_mlflow::Credentials::from_environment());
     state_ = std::make_shared<RunState>();
     const long resumed_epoch =
         ctx.history().empty() ? 0 : ctx.history().last().at(skein::history_key::kEpoch).get<long>();
@@ -284,9 +288,10 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
       skein::warn("mlflow: " + run_file_ + " holds no run id; starting a new MLflow run");
       return "";
     }
-    if (j.value(kFileServer, "") != server_) {
-      skein::warn("mlflow: " + run_file_ + " names another server (" + j.value(kFileServer, "") +
-                  "); starting a new MLflow run on " + server_);
+    if (j.value(kFileServer, "") != shown_) {
+      skein::warn("mlflow: " + run_file_ + " names another server (" +
+                  skein_mlflow::without_password(j.value(kFileServer, "")) + "); starting a new MLflow run on " +
+                  shown_);
       return "";
     }
     return j[kFileRun].get<std::string>();
@@ -308,7 +313,7 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
         if (r.ok()) {
           take_run_info(json::parse(r.body, nullptr, false), s);
         } else if (r.reached && r.error_code() == "RESOURCE_DOES_NOT_EXIST") {
-          skein::warn("mlflow: run " + known + " of " + run_file_ + " is not on " + server_ + "; starting a new one");
+          skein::warn("mlflow: run " + known + " of " + run_file_ + " is not on " + shown_ + "; starting a new one");
           known.clear();
         } else {
           return attempt_of(r);
@@ -329,7 +334,7 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
         try {
           skein::write_file_atomic(
               run_file_,
-              json{{kFileServer, server_}, {kFileExperiment, s.experiment_id}, {kFileRun, s.run_id}}.dump(2) + "\n");
+              json{{kFileServer, shown_}, {kFileExperiment, s.experiment_id}, {kFileRun, s.run_id}}.dump(2) + "\n");
         } catch (const std::exception& e) {
           skein::warn("mlflow: cannot keep the run id (a resume will start a new MLflow run): " +
                       skein::first_line(e.what()));
@@ -463,7 +468,8 @@ class Mlflow final : public skein::Callback, public skein::EpochReporter, public
 
   MlflowOptions o_;
   skein::RunInfo run_;
-  std::string server_;
+  std::string server_;  // as given, a password too: for libcurl only
+  std::string shown_;   // without the password: every message and file
   std::string run_file_;
   std::int64_t steps_ = 0;
   bool finished_ = false;  // the queue was given up (or the run failed): no more waiting

@@ -2,7 +2,9 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 
@@ -45,6 +47,8 @@ int check_abort(void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 }  // namespace
 
+std::string checked_url(const std::string& uri);  // checked_tracking_uri's checks, the URL as given in messages
+
 std::string Reply::error_code() const {
   if (!reached) return "";
   const auto j = nlohmann::json::parse(body, nullptr, false);
@@ -63,7 +67,37 @@ std::string Reply::summary() const {
   return "HTTP " + std::to_string(status) + (message.empty() ? "" : ": " + message);
 }
 
+std::string without_password(const std::string& text) {
+  std::string out = text;
+  for (std::size_t scheme = out.find("://"); scheme != std::string::npos; scheme = out.find("://", scheme + 3)) {
+    const std::size_t from = scheme + 3;
+    const std::size_t end = std::min(out.find_first_of("/ \t\n'\",", from), out.size());  // the authority's end
+    const std::size_t at = out.rfind('@', end == 0 ? 0 : end - 1);
+    if (at == std::string::npos || at < from) continue;
+    const std::size_t colon = out.find(':', from);
+    if (colon == std::string::npos || colon > at) continue;  // a user name alone is no secret
+    out.replace(colon + 1, at - colon - 1, "***");
+  }
+  return out;
+}
+
+Credentials Credentials::from_environment() {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  return {env("MLFLOW_TRACKING_USERNAME"), env("MLFLOW_TRACKING_PASSWORD"), env("MLFLOW_TRACKING_TOKEN")};
+}
+
 std::string checked_tracking_uri(const std::string& uri) {
+  try {
+    return checked_url(uri);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(without_password(e.what()));
+  }
+}
+
+std::string checked_url(const std::string& uri) {
   std::string rest;
   bool http = false;
   for (const std::string scheme : {"http://", "https://"})
@@ -92,8 +126,8 @@ std::string checked_tracking_uri(const std::string& uri) {
   return base;
 }
 
-Client::Client(std::string base, double timeout_s, const std::atomic<bool>* abort)
-    : base_(std::move(base)), timeout_s_(timeout_s), abort_(abort) {
+Client::Client(std::string base, double timeout_s, const std::atomic<bool>* abort, Credentials credentials)
+    : base_(std::move(base)), timeout_s_(timeout_s), abort_(abort), credentials_(std::move(credentials)) {
   init_curl_once();
   curl_ = curl_easy_init();
   if (curl_ == nullptr) throw std::runtime_error("mlflow: libcurl could not make a handle");
@@ -138,6 +172,8 @@ Reply Client::perform(const std::string& url, const char* method, const std::str
   curl_slist* headers = nullptr;
   if (content_type) headers = curl_slist_append(headers, (std::string("Content-Type: ") + content_type).c_str());
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  if (!credentials_.token.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + credentials_.token).c_str());
   Upload source{body};
   const long timeout_ms = static_cast<long>(timeout_s_ * 1000);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -148,6 +184,10 @@ Reply Client::perform(const std::string& url, const char* method, const std::str
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "skein-mlflow");
+  if (!credentials_.username.empty()) {
+    curl_easy_setopt(curl, CURLOPT_USERNAME, credentials_.username.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, credentials_.password.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, check_abort);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, abort_);

@@ -25,14 +25,28 @@ struct Reply {
 };
 
 // The tracking server's base URL, checked: "http(s)://host[:port][/path]",
-// without a trailing slash. Throws std::invalid_argument saying what is wrong.
+// without a trailing slash. Throws std::invalid_argument saying what is wrong
+// (the URL in it without its password).
 std::string checked_tracking_uri(const std::string& uri);
+
+// `text` with the password of each URL's user-info replaced by "***"
+// ("http://alice:***@host:5000"): what is printed or stored of a tracking
+// URI, and of any config value logged as a param.
+std::string without_password(const std::string& text);
+
+// MLflow's own environment variables for a server behind authentication:
+// MLFLOW_TRACKING_USERNAME and _PASSWORD (HTTP basic), MLFLOW_TRACKING_TOKEN
+// (a bearer token); empty when unset. A URI's user-info works too.
+struct Credentials {
+  std::string username, password, token;
+  static Credentials from_environment();
+};
 
 class Client {
  public:
   // `base`: checked_tracking_uri's result. `abort` (optional): set to end a
   // request in flight at once (its Reply is then not reached).
-  Client(std::string base, double timeout_s, const std::atomic<bool>* abort = nullptr);
+  Client(std::string base, double timeout_s, const std::atomic<bool>* abort = nullptr, Credentials credentials = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -50,6 +64,7 @@ class Client {
   std::string base_;
   double timeout_s_;
   const std::atomic<bool>* abort_;
+  Credentials credentials_;
   void* curl_;  // CURL*, reused: its connection stays open between requests
 };
 
