@@ -32,8 +32,8 @@ namespace spec = torch::_export::archive_spec;
 namespace pt2 {
 // One dimension of the user input: a size, or a range of a torch.export.Dim.
 struct InputDim {
+  enum Kind { fixed, ranged, unchecked } kind = unchecked;  // unchecked: an expression of a Dim (2*batch)
   std::int64_t min = 0, max = std::numeric_limits<std::int64_t>::max();
-  std::string dim;  // the Dim's symbol ("?": an expression of one); empty: a fixed size (min == max)
 };
 }  // namespace pt2
 using pt2::InputDim;
@@ -119,17 +119,15 @@ std::vector<InputDim> input_dims_of(const ex::ExportedProgram& ep, const std::st
   for (const auto& size : found->second.get_sizes()) {
     InputDim d;
     if (size.tag() == ex::SymInt::Tag::AS_INT) {
+      d.kind = InputDim::fixed;
       d.min = d.max = size.get_as_int();
     } else if (size.tag() == ex::SymInt::Tag::AS_EXPR) {
       std::string symbol = size.get_as_expr().get_expr_str();  // "s77", or "Symbol('s77', positive=True, ...)"
       if (symbol.rfind("Symbol('", 0) == 0) symbol = symbol.substr(8, symbol.find('\'', 8) - 8);
-      const auto range = ranges.find(symbol);
-      if (range != ranges.end()) {
-        d.dim = symbol;
+      if (const auto range = ranges.find(symbol); range != ranges.end()) {
+        d.kind = InputDim::ranged;
         d.min = range->second.get_min_val().value_or(0);
         d.max = range->second.get_max_val().value_or(d.max);
-      } else {
-        d.dim = "?";  // an expression: unchecked here
       }
     }
     dims.push_back(d);
@@ -375,8 +373,8 @@ void check_input_shape(const std::vector<InputDim>& dims, const torch::Tensor& i
     refuse("it was exported for inputs of " + std::to_string(dims.size()) + " dimensions");
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const std::int64_t size = inputs.size(static_cast<std::int64_t>(i));
-    if (dims[i].dim == "?" || (size >= dims[i].min && size <= dims[i].max)) continue;
-    if (dims[i].dim.empty())
+    if (dims[i].kind == InputDim::unchecked || (size >= dims[i].min && size <= dims[i].max)) continue;
+    if (dims[i].kind == InputDim::fixed)
       refuse("dimension " + std::to_string(i) + " is " + std::to_string(size) + " where it was exported with " +
              std::to_string(dims[i].min) + " (give it a torch.export.Dim to vary it)");
     refuse("dimension " + std::to_string(i) + " is " + std::to_string(size) + ", outside the range [" +
@@ -426,61 +424,6 @@ std::vector<std::string> ExportedModel::operators() const { return program_->gra
 const std::map<std::string, std::string>& ExportedModel::tied_parameters() const { return program_->tied; }
 
 const std::string& ExportedModel::eval_mode_evidence() const { return program_->graph->eval_export_evidence(); }
-
-std::string ExportedModel::operator_table() {
-  // Each aten operator once, by name, with what its overloads have.
-  std::map<std::string, std::set<std::string>> follows, refused;  // operator -> arguments; reason -> operators
-  std::set<std::string> names, outside, eval_only;
-  std::size_t overloads = 0;
-  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0) continue;
-    const auto op = c10::Dispatcher::singleton().findOp(name);
-    if (!op || !op->hasSchema()) continue;
-    ++overloads;
-    names.insert(name.name);
-    for (const auto& a : op->schema().arguments())
-      if (pt2::follows_mode(a)) follows[name.name].insert(a.name());
-    if (const std::string why = pt2::refusal_of(*op); !why.empty()) refused[why].insert(name.name);
-    if (script_operator_rule(name.name) != ScriptOperatorRule::computes) outside.insert(name.name);
-    if (pt2::eval_only(name.name)) eval_only.insert(name.name);
-  }
-  auto code = [](const std::string& s) { return "`" + s + "`"; };
-  std::ostringstream md;
-  md << "# Operators of `.pt2` programs\n\n"
-     << "<!-- Generated from the pt2 model's code (skein::ExportedModel::operator_table) for libtorch " TORCH_VERSION
-        "; tests/test_pt2.cpp checks that it is current. -->\n\n"
-     << "The `pt2` model runs each node of a program's graph by calling its operator through libtorch's "
-        "dispatcher with the node's arguments, so every ATen operator of the libtorch Skein is built with runs, "
-        "with autograd, autocast and devices as in PyTorch: "
-     << names.size() << " operators (" << overloads << " overloads) of libtorch " TORCH_VERSION
-     << ". What differs from a plain call is below. Custom operators run once their library is loaded (the "
-        "model's `operator_libraries`); control flow (`torch.cond`, `torch.while_loop`, `torch.map`) and other "
-        "higher-order operators, such as `wrap_with_set_grad_enabled` (`torch.no_grad()` inside `forward`), are "
-        "refused at load.\n\n";
-  md << "## Arguments that follow train/eval mode\n\n"
-     << "A module is exported in one mode (train mode, as the user guide says); these arguments follow "
-        "`train()`/`eval()` instead: flags are true in training and false in eval mode (left as exported on a norm "
-        "given no running statistics, which uses the batch's in both modes), `dropout_p` is the exported rate "
-        "in training and 0 in eval mode. `skein export --format pt2` writes their eval values.\n\n"
-     << "| operator | arguments |\n|---|---|\n";
-  for (const auto& [op, args] : follows) {
-    std::string list;
-    for (const auto& a : args) list += (list.empty() ? "" : ", ") + code(a);
-    md << "| " << code(op) << " | " << list << " |\n";
-  }
-  auto listed = [&](const std::set<std::string>& ops) {
-    std::string list;
-    for (const auto& op : ops) list += (list.empty() ? "" : ", ") + code(op);
-    return list + ".\n";
-  };
-  md << "\n## Refused at load\n\nIn one line naming the node, whatever the mode:\n\n";
-  for (const auto& [why, ops] : refused) md << "- " << why << ": " << listed(ops);
-  md << "- They reach files or processes (unless `--allow-script-file-ops`): " << listed(outside);
-  md << "\n## A warning at load\n\nOnly a module exported in eval mode has these (its graph keeps what Python "
-        "decided from `self.training` at export): "
-     << listed(eval_only);
-  return md.str();
-}
 
 std::string ExportedModel::archive_with_current_weights(const std::vector<InputStep>& input_steps) const {
   std::istringstream in(program_->archive);
@@ -553,7 +496,6 @@ const std::map<std::string, std::string>& ExportedModel::tied_parameters() const
   static const std::map<std::string, std::string> none;
   return none;
 }
-std::string ExportedModel::operator_table() { return {}; }
 const std::string& ExportedModel::eval_mode_evidence() const {
   static const std::string none;
   return none;
